@@ -1,0 +1,127 @@
+//! What a run measures: one record per flow, optional queue samples, network
+//! counters, and the summary computed from them.
+
+pub mod ideal;
+
+use crate::net::packet::NodeId;
+use crate::time::{Duration, Time};
+
+/// The outcome of one flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowResult {
+    /// Flow id (its index in the workload).
+    pub id: u32,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Flow size in payload bytes.
+    pub size_bytes: u64,
+    /// When the flow started.
+    pub start: Time,
+    /// When the receiver had every byte (`None` if the run ended first).
+    pub finish: Option<Time>,
+    /// FCT on an idle network at line rate (see [`ideal`]).
+    pub ideal_fct: Duration,
+    /// Payload bytes delivered in order to the receiver by the end of the run.
+    pub bytes_received: u64,
+    /// Data packets the sender retransmitted.
+    pub retransmits: u32,
+    /// Packets of this flow (data or control) dropped in the network.
+    pub drops: u32,
+    /// Workload tag (which `[[workload]]` entry made the flow).
+    pub tag: String,
+}
+
+impl FlowResult {
+    /// Flow completion time, if the flow finished.
+    pub fn fct(&self) -> Option<Duration> {
+        self.finish.map(|f| f - self.start)
+    }
+    /// FCT divided by the ideal FCT (≥ 1 by construction of the ideal).
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct()
+            .map(|f| f.ps() as f64 / self.ideal_fct.ps().max(1) as f64)
+    }
+}
+
+/// One sample of one port's queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueSample {
+    /// Sample time.
+    pub time: Time,
+    /// Node owning the port.
+    pub node: NodeId,
+    /// Port index within the network.
+    pub port: u32,
+    /// Bytes queued (excluding the packet being transmitted).
+    pub bytes: u64,
+    /// Packets queued.
+    pub packets: u32,
+}
+
+/// Packet counters for the whole network, checked by the conservation
+/// invariant: `sent = delivered + dropped + in_flight`, per packet kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counters {
+    /// Packets handed to a host NIC by a transport, per kind (data, control).
+    pub sent: [u64; 2],
+    /// Packets that reached their destination host, per kind.
+    pub delivered: [u64; 2],
+    /// Packets dropped, per kind and reason (see [`DropReason`]).
+    pub dropped: [[u64; DropReason::COUNT]; 2],
+    /// Packets still in a queue or on a link at the end, per kind.
+    pub in_flight: [u64; 2],
+    /// Packets marked with ECN CE.
+    pub ecn_marked: u64,
+    /// Packet-hops: a packet crossing one link counts one.
+    pub packet_hops: u64,
+}
+
+impl Counters {
+    /// Total drops of one kind over all reasons.
+    pub fn dropped_total(&self, kind: usize) -> u64 {
+        self.dropped[kind].iter().sum()
+    }
+    /// Whether every packet is accounted for.
+    pub fn conserved(&self) -> bool {
+        (0..2).all(|k| {
+            self.sent[k] == self.delivered[k] + self.dropped_total(k) + self.in_flight[k]
+        })
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The arriving packet found its queue (or the shared buffer) full.
+    BufferFull = 0,
+    /// A queued packet was pushed out to make room (e.g. pFabric's lowest priority).
+    Evicted = 1,
+    /// An AQM (e.g. CoDel) dropped it.
+    Aqm = 2,
+    /// A protocol rule dropped it (e.g. an expired token or a selective drop).
+    Protocol = 3,
+}
+
+impl DropReason {
+    /// Number of reasons.
+    pub const COUNT: usize = 4;
+    /// All reasons, in index order.
+    pub const ALL: [DropReason; 4] = [
+        DropReason::BufferFull,
+        DropReason::Evicted,
+        DropReason::Aqm,
+        DropReason::Protocol,
+    ];
+    /// Name used in summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::BufferFull => "buffer_full",
+            DropReason::Evicted => "evicted",
+            DropReason::Aqm => "aqm",
+            DropReason::Protocol => "protocol",
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The packet: a small `Copy` struct that moves through queues and links by
+//! value. Protocol-specific fields live in [`Header`], an enum, so that the
+//! packet stays within one cache line (64 bytes; checked by a test).
+
+use crate::time::Time;
+
+/// Index of a node (host or switch) in the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct NodeId(pub u32);
+
+/// Index of a flow in the run's flow table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct FlowId(pub u32);
+
+/// Index of an output port (an output queue and the link it feeds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct PortId(pub u32);
+
+impl NodeId {
+    /// As an index into node arrays.
+    #[inline]
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+impl FlowId {
+    /// As an index into flow arrays.
+    #[inline]
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+impl PortId {
+    /// As an index into port arrays.
+    #[inline]
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Packet flag bits.
+pub mod flags {
+    /// ECN-capable transport.
+    pub const ECT: u8 = 1 << 0;
+    /// Congestion experienced (set by a marking queue).
+    pub const CE: u8 = 1 << 1;
+    /// ECN echo (set by a receiver on an ACK).
+    pub const ECE: u8 = 1 << 2;
+    /// A retransmitted packet.
+    pub const RETX: u8 = 1 << 3;
+    /// The packet follows a source route (see [`super::Packet::path`]).
+    pub const SOURCE_ROUTED: u8 = 1 << 4;
+}
+
+/// What kind of packet this is, for counters and the conservation check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PacketKind {
+    /// Carries flow payload.
+    Data = 0,
+    /// Everything else: ACKs, RTS, tokens, demands, notifications.
+    Control = 1,
+}
+
+/// Protocol header. One variant per protocol family; the engine never looks
+/// inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Header {
+    /// TCP-like data segment: first payload byte `seq`.
+    TcpData {
+        /// Byte offset of the first payload byte.
+        seq: u64,
+    },
+    /// TCP-like cumulative acknowledgement: next byte expected.
+    TcpAck {
+        /// Next byte the receiver expects.
+        ack: u64,
+        /// Sequence number of the segment that triggered this ACK.
+        trigger: u64,
+    },
+    /// Generic two-field header for protocols that need a kind and two numbers
+    /// (RTS, tokens, grants, demands ...). `kind` is protocol-defined.
+    Ctrl {
+        /// Protocol-defined message kind.
+        kind: u8,
+        /// First protocol-defined value.
+        a: u64,
+        /// Second protocol-defined value.
+        b: u32,
+    },
+}
+
+/// A packet in flight. `Copy`, 64 bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// The flow this packet belongs to.
+    pub flow: FlowId,
+    /// Sending host.
+    pub src: NodeId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// Size on the wire in bytes (payload plus headers).
+    pub size: u32,
+    /// Scheduling priority for priority-aware queues (lower is more urgent).
+    /// pFabric puts the flow's remaining size here.
+    pub prio: u32,
+    /// Payload bytes carried (0 for control packets).
+    pub payload: u32,
+    /// Strict-priority class (0 is served first).
+    pub class: u8,
+    /// See [`flags`].
+    pub flags: u8,
+    /// Data or control (for accounting).
+    pub kind: PacketKind,
+    /// Hops taken so far.
+    pub hops: u8,
+    /// Source-route path choice, or extra entropy for ECMP hashing.
+    pub path: u16,
+    /// Transmit timestamp set by the sender (echoed in ACKs for RTT samples).
+    pub sent_at: Time,
+    /// Earliest time the packet may start leaving its current queue. Used by
+    /// cut-through forwarding when the egress link is faster than the ingress
+    /// one, so that transmission never overtakes reception.
+    pub ready_at: Time,
+    /// Protocol header.
+    pub header: Header,
+}
+
+impl Packet {
+    /// A packet with every optional field zeroed.
+    pub fn new(
+        flow: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        size: u32,
+        kind: PacketKind,
+        header: Header,
+    ) -> Packet {
+        Packet {
+            flow,
+            src,
+            dst,
+            size,
+            prio: 0,
+            payload: 0,
+            class: 0,
+            flags: 0,
+            kind,
+            hops: 0,
+            path: 0,
+            sent_at: Time::ZERO,
+            ready_at: Time::ZERO,
+            header,
+        }
+    }
+
+    /// Whether flag bit(s) `f` are set.
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f == f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_fits_a_cache_line() {
+        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+    }
+}
