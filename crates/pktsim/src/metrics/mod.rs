@@ -125,3 +125,26 @@ impl DropReason {
         }
     }
 }
+
+/// Everything a finished run hands to the output writer.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// One record per flow, in flow-id order.
+    pub flows: Vec<FlowResult>,
+    /// Queue samples, in time order (empty unless sampling was asked for).
+    pub queue_samples: Vec<QueueSample>,
+    /// Network-wide packet counters.
+    pub counters: Counters,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time at the end of the run.
+    pub sim_time: Time,
+    /// Wall-clock time of the event loop.
+    pub wall_time: std::time::Duration,
+    /// Protocol name (e.g. `"dctcp"`).
+    pub protocol: String,
+    /// The run seed.
+    pub seed: u64,
+    /// Why the run stopped: `"all_flows_done"`, `"time_limit"` or `"event_limit"`.
+    pub stop_reason: String,
+}
