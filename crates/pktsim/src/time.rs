@@ -197,7 +197,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         "m" | "mbps" | "mbit/s" | "mb/s" => 1e6,
         "g" | "gbps" | "gbit/s" | "gb/s" => 1e9,
         "t" | "tbps" | "tbit/s" | "tb/s" => 1e12,
-        _ => return Err(format!("unknown rate unit {unit:?} in {s:?} (use e.g. \"10Gbps\")")),
+        _ => {
+            return Err(format!(
+                "unknown rate unit {unit:?} in {s:?} (use e.g. \"10Gbps\")"
+            ))
+        }
     };
     let v: f64 = num
         .parse()

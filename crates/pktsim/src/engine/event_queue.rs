@@ -70,7 +70,11 @@ impl<E> EventQueue<E> {
         let at = at.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { at: at.0, seq, event });
+        self.heap.push(Entry {
+            at: at.0,
+            seq,
+            event,
+        });
     }
 
     /// Time of the earliest pending event.

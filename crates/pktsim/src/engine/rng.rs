@@ -5,7 +5,7 @@
 //! results do not depend on the versions of `rand`'s distribution code: the
 //! generator is xoshiro256++ and the conversions below are our own.
 
-use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// A deterministic random stream.
@@ -109,8 +109,14 @@ mod tests {
         let s = RngStreams::new(42);
         let a: Vec<u64> = (0..4).map(|_| s.stream("arrivals", 0).next_u64()).collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
-        assert_ne!(s.stream("arrivals", 0).next_u64(), s.stream("arrivals", 1).next_u64());
-        assert_ne!(s.stream("arrivals", 0).next_u64(), s.stream("sizes", 0).next_u64());
+        assert_ne!(
+            s.stream("arrivals", 0).next_u64(),
+            s.stream("arrivals", 1).next_u64()
+        );
+        assert_ne!(
+            s.stream("arrivals", 0).next_u64(),
+            s.stream("sizes", 0).next_u64()
+        );
         assert_ne!(
             RngStreams::new(1).stream("x", 0).next_u64(),
             RngStreams::new(2).stream("x", 0).next_u64()
@@ -137,6 +143,9 @@ mod tests {
         for _ in 0..40_000 {
             counts[r.below(4) as usize] += 1;
         }
-        assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

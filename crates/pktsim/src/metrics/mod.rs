@@ -85,9 +85,8 @@ impl Counters {
     }
     /// Whether every packet is accounted for.
     pub fn conserved(&self) -> bool {
-        (0..2).all(|k| {
-            self.sent[k] == self.delivered[k] + self.dropped_total(k) + self.in_flight[k]
-        })
+        (0..2)
+            .all(|k| self.sent[k] == self.delivered[k] + self.dropped_total(k) + self.in_flight[k])
     }
 }
 

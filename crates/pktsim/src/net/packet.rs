@@ -167,6 +167,10 @@ mod tests {
 
     #[test]
     fn packet_fits_a_cache_line() {
-        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 64,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 }

@@ -1,0 +1,380 @@
+//! The experiment file: a TOML schema (serde, unknown fields rejected),
+//! validated into typed values before anything runs.
+//!
+//! ```toml
+//! name = "leafspine-dctcp"
+//! seed = 1
+//!
+//! [topology]
+//! kind = "leaf_spine"
+//! spines = 4
+//! leaves = 9
+//! hosts_per_leaf = 16
+//! host_rate = "10Gbps"
+//! fabric_rate = "40Gbps"
+//! link_delay = "0.2us"
+//!
+//! [network]
+//! switch_queue = { kind = "ecn", k_packets = 65 }
+//! switch_buffer_bytes = 300000
+//!
+//! [transport]
+//! protocol = "dctcp"
+//!
+//! [[workload]]
+//! kind = "poisson"
+//! cdf = "websearch"
+//! load = 0.6
+//! flows = 2000
+//! ```
+
+use crate::engine::RngStreams;
+use crate::error::{Error, Result};
+use crate::metrics::RunOutput;
+use crate::net::queue::QueueConfig;
+use crate::net::topology::{TopologyConfig, TopologySpec};
+use crate::net::{Forwarding, LoadBalancing, Network, NetworkParams};
+use crate::sim::{PacketFormat, Progress, RunLimits, Simulation, Transport};
+use crate::time::{parse_duration, Time};
+use crate::transport::{run_to_end, SimSetup, TransportConfig};
+use crate::workload::{self, Workload, WorkloadConfig, WorkloadEnv};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A whole experiment file.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Name of the experiment (free text).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Seed of every random stream.
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    /// The network's shape.
+    pub topology: TopologyConfig,
+    /// Switch and NIC behaviour.
+    #[serde(default)]
+    pub network: NetworkConfig,
+    /// The host protocol.
+    pub transport: TransportConfig,
+    /// Traffic: one or more `[[workload]]` tables.
+    pub workload: Vec<WorkloadConfig>,
+    /// When to stop.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// What to record.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+fn d_seed() -> u64 {
+    1
+}
+
+/// The `[network]` section.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// `"store_and_forward"` (default) or `"cut_through"`.
+    #[serde(default)]
+    pub forwarding: Forwarding,
+    /// `"ecmp"` (default), `"spray"` or `"spray_round_robin"`.
+    #[serde(default)]
+    pub load_balancing: LoadBalancing,
+    /// Payload bytes per full data packet.
+    #[serde(default = "d_mss")]
+    pub mss: u32,
+    /// Header bytes per packet.
+    #[serde(default = "d_header")]
+    pub header_bytes: u32,
+    /// Switch port queue discipline.
+    #[serde(default = "d_switch_queue")]
+    pub switch_queue: QueueConfig,
+    /// Per-port switch buffer, bytes.
+    #[serde(default = "d_switch_buffer")]
+    pub switch_buffer_bytes: u64,
+    /// Optional shared buffer per switch with dynamic thresholds.
+    #[serde(default)]
+    pub shared_buffer: Option<SharedBufferConfig>,
+    /// Host NIC queue discipline (default: control packets before data).
+    #[serde(default = "d_host_queue")]
+    pub host_queue: QueueConfig,
+    /// Host NIC buffer, bytes (default: unlimited).
+    #[serde(default)]
+    pub host_buffer_bytes: Option<u64>,
+}
+
+/// A switch's shared buffer: each port may use `alpha × free` bytes.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedBufferConfig {
+    /// Buffer of the whole switch, bytes.
+    pub bytes: u64,
+    /// Dynamic threshold factor (e.g. 1.0).
+    pub alpha: f64,
+}
+
+fn d_mss() -> u32 {
+    1460
+}
+fn d_header() -> u32 {
+    40
+}
+fn d_switch_queue() -> QueueConfig {
+    QueueConfig::DropTail
+}
+fn d_switch_buffer() -> u64 {
+    // 150 full packets, as in pFabric's TCP and DCTCP baselines.
+    225_000
+}
+fn d_host_queue() -> QueueConfig {
+    QueueConfig::Priority {
+        classes: 2,
+        k_packets: None,
+        k_bytes: None,
+    }
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        NetworkConfig {
+            forwarding: Forwarding::default(),
+            load_balancing: LoadBalancing::default(),
+            mss: d_mss(),
+            header_bytes: d_header(),
+            switch_queue: d_switch_queue(),
+            switch_buffer_bytes: d_switch_buffer(),
+            shared_buffer: None,
+            host_queue: d_host_queue(),
+            host_buffer_bytes: None,
+        }
+    }
+}
+
+/// The `[run]` section.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Stop at this simulated time, e.g. `"100ms"`.
+    #[serde(default)]
+    pub time_limit: Option<String>,
+    /// Stop after this many events.
+    #[serde(default)]
+    pub event_limit: Option<u64>,
+}
+
+/// The `[output]` section.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Sample queues at this interval into `queues.parquet`, e.g. `"10us"`.
+    #[serde(default)]
+    pub queue_sample_interval: Option<String>,
+    /// Sample host NIC queues as well as switch ports.
+    #[serde(default)]
+    pub sample_host_queues: bool,
+    /// Upper edges of the flow-size buckets of the summary, bytes.
+    #[serde(default)]
+    pub size_buckets: Option<Vec<u64>>,
+}
+
+/// Turn a TOML parse error into one line: `file:line: message`.
+fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Error>) -> Error {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    let line = inner
+        .span()
+        .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
+        .unwrap_or(1);
+    let msg = inner.message().trim().replace('\n', " ");
+    let msg = if path.is_empty() || path == "." || msg.contains(&path) {
+        msg
+    } else {
+        format!("{path}: {msg}")
+    };
+    Error::Parse {
+        file: file.to_string(),
+        line,
+        msg,
+    }
+}
+
+impl Config {
+    /// Parse a config from TOML text; `file` names it in errors.
+    pub fn from_toml_str(src: &str, file: &str) -> Result<Config> {
+        let de = toml::Deserializer::new(src);
+        let mut cfg: Config =
+            serde_path_to_error::deserialize(de).map_err(|e| parse_error(file, src, e))?;
+        cfg.transport.resolve();
+        Ok(cfg)
+    }
+
+    /// Read and parse a config file.
+    pub fn load(path: &Path) -> Result<Config> {
+        let src = std::fs::read_to_string(path).map_err(|e| Error::File {
+            file: path.to_path_buf(),
+            msg: e.to_string(),
+        })?;
+        Config::from_toml_str(&src, &path.display().to_string())
+    }
+
+    /// The config as TOML with every default filled in.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Validate everything and build the topology, network and workload.
+    /// Relative file paths resolve against `base_dir` (the config's folder).
+    pub fn prepare(&self, base_dir: &Path) -> Result<Experiment> {
+        let n = &self.network;
+        if n.mss == 0 {
+            return Err(Error::config("network.mss", "must be positive"));
+        }
+        n.switch_queue.validate("network.switch_queue")?;
+        n.host_queue.validate("network.host_queue")?;
+        if n.switch_buffer_bytes < (n.mss + n.header_bytes) as u64 {
+            return Err(Error::config(
+                "network.switch_buffer_bytes",
+                "must hold at least one full packet",
+            ));
+        }
+        let shared = match &n.shared_buffer {
+            Some(sb) => {
+                if sb.bytes == 0 {
+                    return Err(Error::config(
+                        "network.shared_buffer.bytes",
+                        "must be positive",
+                    ));
+                }
+                if !(sb.alpha > 0.0 && sb.alpha.is_finite()) {
+                    return Err(Error::config(
+                        "network.shared_buffer.alpha",
+                        "must be positive",
+                    ));
+                }
+                Some((sb.bytes, sb.alpha))
+            }
+            None => None,
+        };
+        self.transport.validate()?;
+        let topo = self.topology.build()?;
+        let params = NetworkParams {
+            forwarding: n.forwarding,
+            load_balancing: n.load_balancing,
+            header_bytes: n.header_bytes,
+            switch_queue: n.switch_queue.clone(),
+            switch_buffer: n.switch_buffer_bytes,
+            shared_buffer: shared,
+            host_queue: n.host_queue.clone(),
+            host_buffer: n.host_buffer_bytes.unwrap_or(u64::MAX),
+        };
+        let streams = RngStreams::new(self.seed);
+        // Build the network first: it rejects disconnected topologies.
+        let net = Network::build(&topo, params, &streams)?;
+        if self.workload.is_empty() {
+            return Err(Error::config("workload", "give at least one [[workload]]"));
+        }
+        let env = WorkloadEnv {
+            n_hosts: topo.n_hosts,
+            host_rate: net.host_rate(crate::net::NodeId(0)),
+            mss: n.mss,
+            header_bytes: n.header_bytes,
+            base_dir,
+            host_names: &topo.names[..topo.n_hosts as usize],
+            streams,
+        };
+        let workload = workload::generate(&self.workload, &env)?;
+        let time_limit = match &self.run.time_limit {
+            Some(s) => Some(
+                Time::ZERO + parse_duration(s).map_err(|m| Error::config("run.time_limit", m))?,
+            ),
+            None => None,
+        };
+        let sample = match &self.output.queue_sample_interval {
+            Some(s) => {
+                let d = parse_duration(s)
+                    .map_err(|m| Error::config("output.queue_sample_interval", m))?;
+                if d.ps() == 0 {
+                    return Err(Error::config(
+                        "output.queue_sample_interval",
+                        "must be positive",
+                    ));
+                }
+                Some(d)
+            }
+            None => None,
+        };
+        if let Some(b) = &self.output.size_buckets {
+            if b.is_empty() || b.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::config(
+                    "output.size_buckets",
+                    "must be a non-empty, strictly increasing list of byte sizes",
+                ));
+            }
+        }
+        Ok(Experiment {
+            config: self.clone(),
+            topology: topo,
+            net,
+            workload,
+            format: PacketFormat {
+                mss: n.mss,
+                header: n.header_bytes,
+            },
+            limits: RunLimits {
+                time_limit,
+                event_limit: self.run.event_limit,
+                queue_sample_interval: sample,
+                sample_host_queues: self.output.sample_host_queues,
+            },
+        })
+    }
+}
+
+/// A validated experiment, ready to run.
+pub struct Experiment {
+    /// The config it came from (defaults filled in).
+    pub config: Config,
+    /// The built topology.
+    pub topology: TopologySpec,
+    /// The network, idle.
+    pub net: Network,
+    /// The flows.
+    pub workload: Workload,
+    /// Packet sizes.
+    pub format: PacketFormat,
+    /// Stop conditions and sampling.
+    pub limits: RunLimits,
+}
+
+struct RunSetup<'a> {
+    exp: Experiment,
+    report: Option<&'a mut dyn FnMut(&Progress)>,
+}
+
+impl SimSetup for RunSetup<'_> {
+    type Output = RunOutput;
+    fn run<T: Transport>(self, t: T) -> RunOutput {
+        let e = self.exp;
+        let sim = Simulation::new(e.net, t, e.workload, e.format, e.limits, e.config.seed);
+        run_to_end(sim, self.report)
+    }
+}
+
+impl Experiment {
+    /// Run the experiment to the end.
+    pub fn run(self, report: Option<&mut dyn FnMut(&Progress)>) -> Result<RunOutput> {
+        let transport = self.config.transport.clone();
+        transport.run(RunSetup { exp: self, report })
+    }
+}
+
+/// The folder relative paths in a config file resolve against.
+pub fn base_dir_of(config_path: &Path) -> PathBuf {
+    config_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}

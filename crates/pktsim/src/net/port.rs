@@ -1,0 +1,94 @@
+//! An output port: a queue discipline, a transmitter and the link it feeds.
+
+use crate::net::packet::{NodeId, Packet};
+use crate::net::queue::{Discipline, Queue};
+use crate::time::{Duration, Rate, Time};
+use std::collections::VecDeque;
+
+/// Output queue + transmitter + link to `peer`.
+#[derive(Debug)]
+pub struct Port {
+    /// Node that transmits on this port.
+    pub owner: NodeId,
+    /// Node at the other end of the link.
+    pub peer: NodeId,
+    /// Link rate.
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Time to serialize a packet header at this rate (cut-through).
+    pub header_time: Duration,
+    /// Whether the peer forwards cut-through (it is a switch and the network
+    /// is in cut-through mode): it then sees packets once their header arrives.
+    pub cut_through: bool,
+    /// Queued packets.
+    pub queue: Queue,
+    /// Static byte limit of this port's queue.
+    pub limit: u64,
+    /// Shared buffer pool of the owning switch, if any.
+    pub pool: Option<u32>,
+    /// End of the current (or last) transmission.
+    pub busy_until: Time,
+    /// Whether a `TxDone` event for this port is pending.
+    pub tx_pending: bool,
+    /// Packets on the wire with their arrival time at `peer`.
+    pub in_flight: VecDeque<(Time, Packet)>,
+    /// Statistics.
+    pub stats: PortStats,
+}
+
+/// Per-port statistics, maintained exactly (not sampled).
+#[derive(Clone, Debug, Default)]
+pub struct PortStats {
+    /// Integral of queued bytes over time (byte·ps).
+    pub area_bytes: u128,
+    /// Integral of queued packets over time (packet·ps).
+    pub area_packets: u128,
+    /// Last time the integrals were brought up to date.
+    pub last_change: Time,
+    /// Largest queue seen, in bytes.
+    pub max_bytes: u64,
+    /// Time spent transmitting.
+    pub busy: Duration,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+}
+
+impl Port {
+    /// Bring the time integrals up to `now`; call before the queue changes.
+    #[inline]
+    pub fn touch(&mut self, now: Time) {
+        let dt = (now - self.stats.last_change).ps() as u128;
+        if dt > 0 {
+            self.stats.area_bytes += self.queue.bytes() as u128 * dt;
+            self.stats.area_packets += self.queue.len() as u128 * dt;
+            self.stats.last_change = now;
+        }
+    }
+
+    /// Record the queue size after a change.
+    #[inline]
+    pub fn note_size(&mut self) {
+        self.stats.max_bytes = self.stats.max_bytes.max(self.queue.bytes());
+    }
+
+    /// Mean queue in bytes between `from` (a snapshot) and now.
+    pub fn mean_bytes_since(&self, from: &PortStats) -> f64 {
+        let dt = (self.stats.last_change - from.last_change).ps();
+        if dt == 0 {
+            return 0.0;
+        }
+        (self.stats.area_bytes - from.area_bytes) as f64 / dt as f64
+    }
+
+    /// Mean queue in packets between `from` (a snapshot) and now.
+    pub fn mean_packets_since(&self, from: &PortStats) -> f64 {
+        let dt = (self.stats.last_change - from.last_change).ps();
+        if dt == 0 {
+            return 0.0;
+        }
+        (self.stats.area_packets - from.area_packets) as f64 / dt as f64
+    }
+}

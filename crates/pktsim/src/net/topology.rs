@@ -1,0 +1,527 @@
+//! Topology builders. Each turns a [`TopologyConfig`] into a
+//! [`TopologySpec`]: a list of hosts, switches and bidirectional links.
+//! Hosts always come first, so host `i` is `NodeId(i)`.
+
+use crate::error::{Error, Result};
+use crate::net::packet::NodeId;
+use crate::time::{parse_duration, parse_rate, Duration, Rate};
+use serde::{Deserialize, Serialize};
+
+/// A bidirectional link between two nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// One end.
+    pub a: NodeId,
+    /// The other end.
+    pub b: NodeId,
+    /// Rate in each direction.
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Byte limit of both output queues of this link, overriding the
+    /// network-wide default (e.g. a dumbbell's bottleneck buffer).
+    pub buffer: Option<u64>,
+}
+
+/// A built topology: nodes and links, hosts first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologySpec {
+    /// Number of hosts (`NodeId(0)..NodeId(n_hosts)`).
+    pub n_hosts: u32,
+    /// Names of all nodes, hosts first.
+    pub names: Vec<String>,
+    /// Links.
+    pub links: Vec<LinkSpec>,
+}
+
+impl TopologySpec {
+    /// Total number of nodes.
+    pub fn n_nodes(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// Topology section of a config.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// Two-tier leaf-spine: every leaf links to every spine.
+    LeafSpine {
+        /// Number of spine switches.
+        spines: u32,
+        /// Number of leaf (top-of-rack) switches.
+        leaves: u32,
+        /// Hosts under each leaf.
+        hosts_per_leaf: u32,
+        /// Host link rate, e.g. "10Gbps".
+        host_rate: String,
+        /// Leaf-spine link rate.
+        fabric_rate: String,
+        /// Propagation delay of every link, e.g. "0.2us".
+        link_delay: String,
+    },
+    /// k-ary three-tier fat tree (Al-Fares et al.), with optional ToR
+    /// oversubscription: each ToR has `k/2 × oversubscription` hosts.
+    FatTree {
+        /// Switch radix (even, ≥ 2).
+        k: u32,
+        /// Pods to build (default k; fewer gives a smaller tree).
+        pods: Option<u32>,
+        /// Hosts per ToR divided by ToR uplinks (default 1).
+        oversubscription: Option<u32>,
+        /// Host link rate.
+        host_rate: String,
+        /// Rate of switch-to-switch links.
+        fabric_rate: String,
+        /// Propagation delay of every link.
+        link_delay: String,
+    },
+    /// Senders on a left switch, receivers on a right switch, one bottleneck
+    /// link between them.
+    Dumbbell {
+        /// Hosts on the left.
+        senders: u32,
+        /// Hosts on the right (default 1).
+        receivers: Option<u32>,
+        /// Host link rate.
+        host_rate: String,
+        /// Host link delay.
+        host_delay: String,
+        /// Bottleneck rate.
+        bottleneck_rate: String,
+        /// Bottleneck one-way delay.
+        bottleneck_delay: String,
+        /// Bottleneck queue limit in bytes (default: the switch default).
+        bottleneck_buffer_bytes: Option<u64>,
+    },
+    /// N hosts on one switch (N-to-1 incast: the bottleneck is the port to
+    /// the receiver). The last host's link may be given its own rate.
+    Star {
+        /// Number of hosts.
+        hosts: u32,
+        /// Host link rate.
+        host_rate: String,
+        /// Rate of the last host's link (default host_rate).
+        bottleneck_rate: Option<String>,
+        /// Link delay.
+        link_delay: String,
+        /// Queue limit of the port towards the last host, bytes.
+        bottleneck_buffer_bytes: Option<u64>,
+    },
+    /// An explicit list of nodes and links.
+    Explicit {
+        /// Host names (hosts get ids in this order).
+        hosts: Vec<String>,
+        /// Switch names.
+        switches: Vec<String>,
+        /// Links between named nodes.
+        links: Vec<ExplicitLink>,
+    },
+}
+
+/// One link of an explicit topology.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitLink {
+    /// Name of one end.
+    pub a: String,
+    /// Name of the other end.
+    pub b: String,
+    /// Link rate.
+    pub rate: String,
+    /// One-way delay.
+    pub delay: String,
+    /// Queue limit in bytes for both directions (default: network default).
+    pub buffer_bytes: Option<u64>,
+}
+
+fn rate(s: &str, field: &str) -> Result<Rate> {
+    parse_rate(s).map_err(|m| Error::config(format!("topology.{field}"), m))
+}
+fn delay(s: &str, field: &str) -> Result<Duration> {
+    parse_duration(s).map_err(|m| Error::config(format!("topology.{field}"), m))
+}
+fn positive(v: u32, field: &str) -> Result<u32> {
+    if v == 0 {
+        Err(Error::config(
+            format!("topology.{field}"),
+            "must be at least 1",
+        ))
+    } else {
+        Ok(v)
+    }
+}
+
+impl TopologyConfig {
+    /// Build the topology, checking every value.
+    pub fn build(&self) -> Result<TopologySpec> {
+        match self {
+            TopologyConfig::LeafSpine {
+                spines,
+                leaves,
+                hosts_per_leaf,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            } => leaf_spine(
+                positive(*spines, "spines")?,
+                positive(*leaves, "leaves")?,
+                positive(*hosts_per_leaf, "hosts_per_leaf")?,
+                rate(host_rate, "host_rate")?,
+                rate(fabric_rate, "fabric_rate")?,
+                delay(link_delay, "link_delay")?,
+            ),
+            TopologyConfig::FatTree {
+                k,
+                pods,
+                oversubscription,
+                host_rate,
+                fabric_rate,
+                link_delay,
+            } => {
+                if *k < 2 || k % 2 != 0 {
+                    return Err(Error::config(
+                        "topology.k",
+                        format!("must be even and ≥ 2, got {k}"),
+                    ));
+                }
+                let pods = pods.unwrap_or(*k);
+                if pods == 0 || pods > *k {
+                    return Err(Error::config(
+                        "topology.pods",
+                        format!("must be between 1 and k = {k}"),
+                    ));
+                }
+                fat_tree(
+                    *k,
+                    pods,
+                    positive(oversubscription.unwrap_or(1), "oversubscription")?,
+                    rate(host_rate, "host_rate")?,
+                    rate(fabric_rate, "fabric_rate")?,
+                    delay(link_delay, "link_delay")?,
+                )
+            }
+            TopologyConfig::Dumbbell {
+                senders,
+                receivers,
+                host_rate,
+                host_delay,
+                bottleneck_rate,
+                bottleneck_delay,
+                bottleneck_buffer_bytes,
+            } => dumbbell(
+                positive(*senders, "senders")?,
+                positive(receivers.unwrap_or(1), "receivers")?,
+                rate(host_rate, "host_rate")?,
+                delay(host_delay, "host_delay")?,
+                rate(bottleneck_rate, "bottleneck_rate")?,
+                delay(bottleneck_delay, "bottleneck_delay")?,
+                *bottleneck_buffer_bytes,
+            ),
+            TopologyConfig::Star {
+                hosts,
+                host_rate,
+                bottleneck_rate,
+                link_delay,
+                bottleneck_buffer_bytes,
+            } => {
+                if *hosts < 2 {
+                    return Err(Error::config(
+                        "topology.hosts",
+                        "a star needs at least 2 hosts",
+                    ));
+                }
+                let hr = rate(host_rate, "host_rate")?;
+                let br = match bottleneck_rate {
+                    Some(s) => rate(s, "bottleneck_rate")?,
+                    None => hr,
+                };
+                Ok(star(
+                    *hosts,
+                    hr,
+                    br,
+                    delay(link_delay, "link_delay")?,
+                    *bottleneck_buffer_bytes,
+                ))
+            }
+            TopologyConfig::Explicit {
+                hosts,
+                switches,
+                links,
+            } => explicit(hosts, switches, links),
+        }
+    }
+
+    /// Rate of host access links (the reference for offered load), taken
+    /// from the config without building.
+    pub fn host_rate(&self) -> Result<Rate> {
+        match self {
+            TopologyConfig::LeafSpine { host_rate, .. }
+            | TopologyConfig::FatTree { host_rate, .. }
+            | TopologyConfig::Dumbbell { host_rate, .. }
+            | TopologyConfig::Star { host_rate, .. } => rate(host_rate, "host_rate"),
+            TopologyConfig::Explicit { links, .. } => links
+                .first()
+                .ok_or_else(|| Error::config("topology.links", "no links"))
+                .and_then(|l| rate(&l.rate, "links[0].rate")),
+        }
+    }
+}
+
+fn names(prefix: &str, n: u32) -> impl Iterator<Item = String> + '_ {
+    (0..n).map(move |i| format!("{prefix}{i}"))
+}
+
+fn link(a: u32, b: u32, rate: Rate, delay: Duration) -> LinkSpec {
+    LinkSpec {
+        a: NodeId(a),
+        b: NodeId(b),
+        rate,
+        delay,
+        buffer: None,
+    }
+}
+
+/// Two-tier leaf-spine.
+pub fn leaf_spine(
+    spines: u32,
+    leaves: u32,
+    hosts_per_leaf: u32,
+    host_rate: Rate,
+    fabric_rate: Rate,
+    delay: Duration,
+) -> Result<TopologySpec> {
+    let n_hosts = leaves * hosts_per_leaf;
+    let leaf0 = n_hosts;
+    let spine0 = leaf0 + leaves;
+    let mut names: Vec<String> = names("h", n_hosts).collect();
+    names.extend(self::names("leaf", leaves));
+    names.extend(self::names("spine", spines));
+    let mut links = Vec::new();
+    for h in 0..n_hosts {
+        links.push(link(h, leaf0 + h / hosts_per_leaf, host_rate, delay));
+    }
+    for l in 0..leaves {
+        for s in 0..spines {
+            links.push(link(leaf0 + l, spine0 + s, fabric_rate, delay));
+        }
+    }
+    Ok(TopologySpec {
+        n_hosts,
+        names,
+        links,
+    })
+}
+
+/// k-ary fat tree with `pods` pods and `oversub × k/2` hosts per ToR.
+pub fn fat_tree(
+    k: u32,
+    pods: u32,
+    oversub: u32,
+    host_rate: Rate,
+    fabric_rate: Rate,
+    delay: Duration,
+) -> Result<TopologySpec> {
+    let half = k / 2;
+    let hosts_per_tor = half * oversub;
+    let tors = pods * half;
+    let n_hosts = tors * hosts_per_tor;
+    let tor0 = n_hosts;
+    let agg0 = tor0 + tors;
+    let core0 = agg0 + pods * half;
+    let cores = half * half;
+    let mut names: Vec<String> = names("h", n_hosts).collect();
+    names.extend(self::names("tor", tors));
+    names.extend(self::names("agg", pods * half));
+    names.extend(self::names("core", cores));
+    let mut links = Vec::new();
+    for h in 0..n_hosts {
+        links.push(link(h, tor0 + h / hosts_per_tor, host_rate, delay));
+    }
+    for p in 0..pods {
+        for e in 0..half {
+            for a in 0..half {
+                links.push(link(
+                    tor0 + p * half + e,
+                    agg0 + p * half + a,
+                    fabric_rate,
+                    delay,
+                ));
+            }
+        }
+        // Aggregation switch a of every pod links to cores a*half .. a*half+half.
+        for a in 0..half {
+            for c in 0..half {
+                links.push(link(
+                    agg0 + p * half + a,
+                    core0 + a * half + c,
+                    fabric_rate,
+                    delay,
+                ));
+            }
+        }
+    }
+    Ok(TopologySpec {
+        n_hosts,
+        names,
+        links,
+    })
+}
+
+/// Dumbbell: senders — left switch — bottleneck — right switch — receivers.
+pub fn dumbbell(
+    senders: u32,
+    receivers: u32,
+    host_rate: Rate,
+    host_delay: Duration,
+    bottleneck_rate: Rate,
+    bottleneck_delay: Duration,
+    buffer: Option<u64>,
+) -> Result<TopologySpec> {
+    let n_hosts = senders + receivers;
+    let left = n_hosts;
+    let right = n_hosts + 1;
+    let mut names: Vec<String> = names("s", senders).collect();
+    names.extend(self::names("r", receivers));
+    names.push("left".into());
+    names.push("right".into());
+    let mut links = Vec::new();
+    for h in 0..senders {
+        links.push(link(h, left, host_rate, host_delay));
+    }
+    for h in senders..n_hosts {
+        links.push(link(h, right, host_rate, host_delay));
+    }
+    let mut b = link(left, right, bottleneck_rate, bottleneck_delay);
+    b.buffer = buffer;
+    links.push(b);
+    Ok(TopologySpec {
+        n_hosts,
+        names,
+        links,
+    })
+}
+
+/// Star: `hosts` hosts on one switch; the last host's link is the bottleneck.
+pub fn star(
+    hosts: u32,
+    host_rate: Rate,
+    bottleneck_rate: Rate,
+    delay: Duration,
+    buffer: Option<u64>,
+) -> TopologySpec {
+    let sw = hosts;
+    let mut names: Vec<String> = names("h", hosts).collect();
+    names.push("switch".into());
+    let mut links: Vec<LinkSpec> = (0..hosts - 1)
+        .map(|h| link(h, sw, host_rate, delay))
+        .collect();
+    let mut last = link(hosts - 1, sw, bottleneck_rate, delay);
+    last.buffer = buffer;
+    links.push(last);
+    TopologySpec {
+        n_hosts: hosts,
+        names,
+        links,
+    }
+}
+
+/// Explicit topology from named nodes and links.
+pub fn explicit(
+    hosts: &[String],
+    switches: &[String],
+    links: &[ExplicitLink],
+) -> Result<TopologySpec> {
+    if hosts.len() < 2 {
+        return Err(Error::config("topology.hosts", "need at least 2 hosts"));
+    }
+    let names: Vec<String> = hosts.iter().chain(switches).cloned().collect();
+    let mut index = std::collections::BTreeMap::new();
+    for (i, n) in names.iter().enumerate() {
+        if index.insert(n.as_str(), i as u32).is_some() {
+            return Err(Error::config(
+                "topology",
+                format!("node name {n:?} is used twice"),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for (i, l) in links.iter().enumerate() {
+        let end = |n: &str, f: &str| {
+            index.get(n).copied().ok_or_else(|| {
+                Error::config(
+                    format!("topology.links[{i}].{f}"),
+                    format!("unknown node {n:?}"),
+                )
+            })
+        };
+        let (a, b) = (end(&l.a, "a")?, end(&l.b, "b")?);
+        if a == b {
+            return Err(Error::config(
+                format!("topology.links[{i}]"),
+                "a link needs two different ends",
+            ));
+        }
+        out.push(LinkSpec {
+            a: NodeId(a),
+            b: NodeId(b),
+            rate: rate(&l.rate, &format!("links[{i}].rate"))?,
+            delay: delay(&l.delay, &format!("links[{i}].delay"))?,
+            buffer: l.buffer_bytes,
+        });
+    }
+    Ok(TopologySpec {
+        n_hosts: hosts.len() as u32,
+        names,
+        links: out,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_spine_counts() {
+        let t = leaf_spine(
+            4,
+            9,
+            16,
+            Rate::gbps(10),
+            Rate::gbps(40),
+            Duration::from_ns(200),
+        )
+        .unwrap();
+        assert_eq!(t.n_hosts, 144);
+        assert_eq!(t.n_nodes(), 144 + 9 + 4);
+        assert_eq!(t.links.len(), 144 + 36);
+    }
+
+    #[test]
+    fn fat_tree_counts() {
+        // FastLane's 128 servers at 4:1: k = 8, 2 pods, 16 hosts per ToR.
+        let t = fat_tree(
+            8,
+            2,
+            4,
+            Rate::gbps(10),
+            Rate::gbps(10),
+            Duration::from_ns(200),
+        )
+        .unwrap();
+        assert_eq!(t.n_hosts, 128);
+        // Full k = 4 tree: 16 hosts, 8 ToR, 8 agg, 4 core.
+        let t = fat_tree(
+            4,
+            4,
+            1,
+            Rate::gbps(10),
+            Rate::gbps(10),
+            Duration::from_ns(200),
+        )
+        .unwrap();
+        assert_eq!(t.n_hosts, 16);
+        assert_eq!(t.n_nodes(), 16 + 8 + 8 + 4);
+        assert_eq!(t.links.len(), 16 + 16 + 16);
+    }
+}

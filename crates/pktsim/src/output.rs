@@ -1,0 +1,1 @@
+//! TEMPORARY STUB: replaced by the output writer on merge.

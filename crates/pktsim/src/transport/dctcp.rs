@@ -1,0 +1,98 @@
+//! DCTCP's sender-side estimator (Alizadeh et al., SIGCOMM 2010; RFC 8257).
+//!
+//! The receiver echoes every CE mark exactly (one ACK per packet, ECE = CE of
+//! the packet acknowledged). Once per window of data the sender updates
+//! α ← (1 − g)·α + g·F, F being the fraction of acknowledged bytes that were
+//! marked; on ECE it cuts the window once per window: cwnd ← cwnd·(1 − α/2).
+
+/// DCTCP state of one flow.
+#[derive(Clone, Debug)]
+pub struct Dctcp {
+    /// Estimate of the fraction of marked bytes, in [0, 1].
+    pub alpha: f64,
+    g: f64,
+    acked: u64,
+    marked: u64,
+    /// α is next updated when `snd_una` passes this sequence number.
+    window_end: u64,
+    /// No further cut until `snd_una` passes this (one cut per window).
+    cwr_end: u64,
+}
+
+impl Dctcp {
+    /// A new estimator; Linux starts α at 1 (RFC 8257 §3.3 allows that).
+    pub fn new(g: f64, alpha0: f64) -> Self {
+        Dctcp {
+            alpha: alpha0,
+            g,
+            acked: 0,
+            marked: 0,
+            window_end: 0,
+            cwr_end: 0,
+        }
+    }
+
+    /// Account an ACK that newly acknowledged `newly` bytes, with ECE or not.
+    /// `snd_una` is after the ACK, `snd_nxt` the next byte to send. Returns
+    /// whether the window should be cut now.
+    pub fn on_ack(&mut self, newly: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> bool {
+        self.acked += newly;
+        if ece {
+            self.marked += newly;
+        }
+        if snd_una >= self.window_end && self.acked > 0 {
+            // RFC 8257 §3.3: one update per window of data.
+            let f = self.marked as f64 / self.acked as f64;
+            self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+            self.acked = 0;
+            self.marked = 0;
+            self.window_end = snd_nxt;
+        }
+        if ece && snd_una >= self.cwr_end {
+            self.cwr_end = snd_nxt;
+            return true;
+        }
+        false
+    }
+
+    /// The reduced window: cwnd·(1 − α/2), at least `floor`.
+    pub fn reduced(&self, cwnd: u64, floor: u64) -> u64 {
+        let cut = (cwnd as f64 * self.alpha / 2.0) as u64;
+        cwnd.saturating_sub(cut).max(floor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpha_converges_to_marked_fraction() {
+        let mut d = Dctcp::new(1.0 / 16.0, 1.0);
+        // Every window: 10 packets, 3 marked.
+        let mut una = 0;
+        for w in 0..200u64 {
+            for i in 0..10u64 {
+                una += 1000;
+                d.on_ack(1000, i < 3, una, (w + 2) * 10_000);
+            }
+        }
+        assert!((d.alpha - 0.3).abs() < 0.02, "alpha = {}", d.alpha);
+    }
+
+    #[test]
+    fn cuts_once_per_window_by_alpha_over_two() {
+        let mut d = Dctcp::new(1.0 / 16.0, 1.0);
+        assert!(d.on_ack(1000, true, 1000, 10_000));
+        assert!(
+            !d.on_ack(1000, true, 2000, 10_000),
+            "second cut in the same window"
+        );
+        assert!(d.on_ack(1000, true, 10_000, 20_000));
+        let mut half = Dctcp::new(1.0 / 16.0, 0.5);
+        half.alpha = 0.5;
+        assert_eq!(half.reduced(40_000, 2920), 30_000);
+        assert_eq!(half.reduced(4000, 2920), 3000);
+        assert_eq!(half.reduced(3000, 2920), 2920);
+    }
+}

@@ -1,0 +1,163 @@
+//! Host protocols. Each protocol is one file implementing
+//! [`crate::sim::Transport`], plus one variant in [`TransportConfig`] and
+//! one arm in [`TransportConfig::run`]: the registry.
+
+pub mod dctcp;
+pub mod tcp;
+
+use crate::error::{Error, Result};
+use crate::metrics::RunOutput;
+use crate::sim::{Progress, Simulation, StopReason, Transport};
+use crate::time::parse_duration;
+use serde::{Deserialize, Serialize};
+
+/// Settings shared by the TCP family (NewReno, DCTCP).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Initial window, packets.
+    #[serde(default = "d_init_cwnd")]
+    pub init_cwnd: u32,
+    /// Largest window, packets (unlimited if absent).
+    #[serde(default)]
+    pub max_cwnd: Option<u32>,
+    /// Retransmission timeout before the first RTT sample.
+    #[serde(default = "d_initial_rto")]
+    pub initial_rto: String,
+    /// Smallest retransmission timeout.
+    #[serde(default = "d_min_rto")]
+    pub min_rto: String,
+    /// Largest retransmission timeout (after backoff).
+    #[serde(default = "d_max_rto")]
+    pub max_rto: String,
+    /// Duplicate ACKs that trigger fast retransmit.
+    #[serde(default = "d_dupack")]
+    pub dupack_threshold: u32,
+    /// DCTCP gain (DCTCP only).
+    #[serde(default)]
+    pub g: Option<f64>,
+}
+
+fn d_init_cwnd() -> u32 {
+    10
+}
+fn d_initial_rto() -> String {
+    "1ms".into()
+}
+fn d_min_rto() -> String {
+    "200us".into()
+}
+fn d_max_rto() -> String {
+    "1s".into()
+}
+fn d_dupack() -> u32 {
+    3
+}
+
+/// The `[transport]` section: which protocol, and its parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "protocol", rename_all = "snake_case")]
+pub enum TransportConfig {
+    /// TCP NewReno.
+    Tcp(TcpConfig),
+    /// DCTCP: NewReno plus ECN-proportional window cuts.
+    Dctcp(TcpConfig),
+}
+
+impl TransportConfig {
+    /// Protocol name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TransportConfig::Tcp(_) => "tcp",
+            TransportConfig::Dctcp(_) => "dctcp",
+        }
+    }
+
+    /// Fill in defaults that depend on the protocol (DCTCP's g).
+    pub fn resolve(&mut self) {
+        if let TransportConfig::Dctcp(c) = self {
+            c.g.get_or_insert(1.0 / 16.0);
+        }
+    }
+
+    fn tcp_params(c: &TcpConfig, dctcp: bool) -> Result<tcp::TcpParams> {
+        let dur = |s: &str, f: &str| {
+            parse_duration(s).map_err(|m| Error::config(format!("transport.{f}"), m))
+        };
+        let p = tcp::TcpParams {
+            init_cwnd: c.init_cwnd,
+            max_cwnd: c.max_cwnd,
+            initial_rto: dur(&c.initial_rto, "initial_rto")?,
+            min_rto: dur(&c.min_rto, "min_rto")?,
+            max_rto: dur(&c.max_rto, "max_rto")?,
+            dupack_threshold: c.dupack_threshold,
+            dctcp_g: if dctcp {
+                Some(c.g.unwrap_or(1.0 / 16.0))
+            } else {
+                None
+            },
+        };
+        if p.init_cwnd == 0 {
+            return Err(Error::config("transport.init_cwnd", "must be at least 1"));
+        }
+        if p.max_cwnd == Some(0) {
+            return Err(Error::config("transport.max_cwnd", "must be at least 1"));
+        }
+        if p.initial_rto.ps() == 0 || p.min_rto.ps() == 0 {
+            return Err(Error::config("transport.min_rto", "RTOs must be positive"));
+        }
+        if p.dupack_threshold == 0 {
+            return Err(Error::config(
+                "transport.dupack_threshold",
+                "must be at least 1",
+            ));
+        }
+        if !dctcp && c.g.is_some() {
+            return Err(Error::config("transport.g", "only DCTCP has a gain g"));
+        }
+        if let Some(g) = p.dctcp_g {
+            if !(g > 0.0 && g <= 1.0) {
+                return Err(Error::config(
+                    "transport.g",
+                    format!("must be in (0, 1], got {g}"),
+                ));
+            }
+        }
+        Ok(p)
+    }
+
+    /// Check the parameters without running.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            TransportConfig::Tcp(c) => Self::tcp_params(c, false).map(|_| ()),
+            TransportConfig::Dctcp(c) => Self::tcp_params(c, true).map(|_| ()),
+        }
+    }
+
+    /// Build this protocol and run `setup` with it: the one place that maps
+    /// config names to implementations.
+    pub fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        Ok(match self {
+            TransportConfig::Tcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, false)?)),
+            TransportConfig::Dctcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, true)?)),
+        })
+    }
+}
+
+/// Something that runs a simulation with a concrete transport type; lets the
+/// registry hand over a monomorphic transport without boxing.
+pub trait SimSetup {
+    /// What the run produces.
+    type Output;
+    /// Run with transport `t`.
+    fn run<T: Transport>(self, t: T) -> Self::Output;
+}
+
+/// Run a simulation to the end and collect its output.
+pub fn run_to_end<T: Transport>(
+    mut sim: Simulation<T>,
+    report: Option<&mut dyn FnMut(&Progress)>,
+) -> RunOutput {
+    let reason: StopReason = sim.run(report);
+    sim.finish(reason)
+}

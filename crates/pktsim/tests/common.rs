@@ -1,0 +1,33 @@
+//! Helpers shared by the end-to-end tests.
+
+use pktsim::config::{Config, Experiment};
+use pktsim::metrics::RunOutput;
+use std::path::Path;
+
+/// Parse and prepare a config given as TOML text.
+pub fn prepare(toml: &str) -> Experiment {
+    let cfg = Config::from_toml_str(toml, "<test>").expect("config parses");
+    cfg.prepare(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .expect("config is valid")
+}
+
+/// Run a config to the end and check conservation.
+pub fn run(toml: &str) -> RunOutput {
+    let out = prepare(toml).run(None).expect("runs");
+    assert_conserved(&out);
+    out
+}
+
+/// The conservation invariant: sent = delivered + dropped + in flight.
+pub fn assert_conserved(out: &RunOutput) {
+    let c = &out.counters;
+    assert!(c.conserved(), "conservation violated: {c:?}");
+    assert!(c.sent[0] > 0, "no data sent");
+}
+
+/// TEMPORARY until metrics::summary lands.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let q: f64 = xs.iter().map(|x| x * x).sum();
+    s * s / (xs.len() as f64 * q)
+}

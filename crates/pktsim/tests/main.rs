@@ -1,0 +1,5 @@
+//! End-to-end tests of the simulator: one binary, one module per topic.
+
+mod common;
+mod ideal_fct;
+mod tcp_dumbbell;
