@@ -268,6 +268,7 @@ impl Config {
             shared_buffer: shared,
             host_queue: n.host_queue.clone(),
             host_buffer: n.host_buffer_bytes.unwrap_or(u64::MAX),
+            nic_pull: false,
         };
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.

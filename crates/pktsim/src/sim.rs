@@ -28,6 +28,9 @@ pub enum Event {
         /// Transport-defined timer kind.
         kind: u8,
     },
+    /// A host NIC finished sending and has nothing queued (only when the
+    /// transport asked for NIC pulls).
+    NicIdle(NodeId),
     /// Take a queue sample.
     Sample,
 }
@@ -43,6 +46,12 @@ pub trait Transport {
     fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet);
     /// A timer set with [`Ctx::set_timer`] fired.
     fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8);
+    /// Whether to call [`Transport::on_nic_idle`] (default: no).
+    fn wants_nic_pull(&self) -> bool {
+        false
+    }
+    /// `host`'s NIC has nothing left to send: the transport may send now.
+    fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: NodeId) {}
 }
 
 /// Per-flow progress kept by the simulation.
@@ -122,6 +131,11 @@ impl Ctx<'_> {
     #[inline]
     pub fn count_retransmit(&mut self, f: FlowId) {
         self.progress[f.idx()].retransmits += 1;
+    }
+    /// Whether `host`'s NIC is idle with nothing queued.
+    #[inline]
+    pub fn nic_idle(&self, host: NodeId) -> bool {
+        self.net.nic_idle(host, self.now)
     }
     /// Access-link rate of a host.
     pub fn host_rate(&self, host: NodeId) -> Rate {
@@ -243,6 +257,7 @@ impl<T: Transport> Simulation<T> {
             .enumerate()
             .all(|(i, f)| f.id.idx() == i));
         net.flow_drops = vec![0; n];
+        net.set_nic_pull(transport.wants_nic_pull());
         let mut events = EventQueue::new();
         if let Some(iv) = limits.queue_sample_interval {
             if iv.ps() > 0 {
@@ -338,16 +353,7 @@ impl<T: Transport> Simulation<T> {
                 let f = self.flows[self.next_flow].id;
                 self.next_flow += 1;
                 self.events.advance_to(next_start);
-                let mut ctx = Ctx {
-                    now: next_start,
-                    net: &mut self.net,
-                    events: &mut self.events,
-                    flows: &self.flows,
-                    progress: &mut self.progress,
-                    finished: &mut self.finished,
-                    format: self.format,
-                };
-                self.transport.start_flow(&mut ctx, f);
+                self.with_ctx(next_start, |t, ctx| t.start_flow(ctx, f));
                 continue;
             }
             let Some((now, ev)) = self.events.pop() else {
@@ -356,30 +362,15 @@ impl<T: Transport> Simulation<T> {
             match ev {
                 Event::Arrive(p) => {
                     if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {
-                        let mut ctx = Ctx {
-                            now,
-                            net: &mut self.net,
-                            events: &mut self.events,
-                            flows: &self.flows,
-                            progress: &mut self.progress,
-                            finished: &mut self.finished,
-                            format: self.format,
-                        };
-                        self.transport.on_packet(&mut ctx, pkt);
+                        self.with_ctx(now, |t, ctx| t.on_packet(ctx, pkt));
                     }
                 }
                 Event::TxDone(p) => self.net.on_tx_done(p, now, &mut self.events),
                 Event::Timer { id, kind } => {
-                    let mut ctx = Ctx {
-                        now,
-                        net: &mut self.net,
-                        events: &mut self.events,
-                        flows: &self.flows,
-                        progress: &mut self.progress,
-                        finished: &mut self.finished,
-                        format: self.format,
-                    };
-                    self.transport.on_timer(&mut ctx, id, kind);
+                    self.with_ctx(now, |t, ctx| t.on_timer(ctx, id, kind));
+                }
+                Event::NicIdle(host) => {
+                    self.with_ctx(now, |t, ctx| t.on_nic_idle(ctx, host));
                 }
                 Event::Sample => {
                     self.net
@@ -393,6 +384,21 @@ impl<T: Transport> Simulation<T> {
         self.wall += started.elapsed();
         self.net.touch_all(self.events.now());
         reason
+    }
+
+    /// Call into the transport with a context at time `now`.
+    #[inline]
+    fn with_ctx(&mut self, now: Time, f: impl FnOnce(&mut T, &mut Ctx)) {
+        let mut ctx = Ctx {
+            now,
+            net: &mut self.net,
+            events: &mut self.events,
+            flows: &self.flows,
+            progress: &mut self.progress,
+            finished: &mut self.finished,
+            format: self.format,
+        };
+        f(&mut self.transport, &mut ctx);
     }
 
     /// Path of a flow as ideal-FCT hops.

@@ -56,6 +56,10 @@ pub struct NetworkParams {
     pub host_queue: QueueConfig,
     /// Byte limit of host NIC queues.
     pub host_buffer: u64,
+    /// Tell the transport when a host NIC runs dry (for transports that
+    /// choose the next packet at the last moment, e.g. pHost's SRPT over
+    /// tokens). Costs one event per packet sent, so it is off by default.
+    pub nic_pull: bool,
 }
 
 /// A switch's shared buffer with dynamic thresholds (Choudhury and Hahne):
@@ -324,7 +328,21 @@ impl Network {
         if !port.queue.is_empty() {
             port.tx_pending = true;
             ev.schedule(end, Event::TxDone(pid));
+        } else if self.params.nic_pull && port.owner.0 < self.n_hosts {
+            ev.schedule(end, Event::NicIdle(port.owner));
         }
+    }
+
+    /// Whether a host's NIC is idle with nothing queued.
+    #[inline]
+    pub fn nic_idle(&self, host: NodeId, now: Time) -> bool {
+        let p = &self.ports[self.nic(host).idx()];
+        p.busy_until <= now && p.queue.is_empty() && !p.tx_pending
+    }
+
+    /// Turn NIC-idle notifications on or off (see [`NetworkParams::nic_pull`]).
+    pub fn set_nic_pull(&mut self, on: bool) {
+        self.params.nic_pull = on;
     }
 
     /// A port finished a transmission and has more packets waiting.
