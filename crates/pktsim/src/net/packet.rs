@@ -75,8 +75,6 @@ pub enum Header {
     TcpAck {
         /// Next byte the receiver expects.
         ack: u64,
-        /// Sequence number of the segment that triggered this ACK.
-        trigger: u64,
     },
     /// Generic two-field header for protocols that need a kind and two numbers
     /// (RTS, tokens, grants, demands ...). `kind` is protocol-defined.

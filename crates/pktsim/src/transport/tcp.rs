@@ -304,10 +304,7 @@ impl Tcp {
             pkt.src,
             fmt.header,
             PacketKind::Control,
-            Header::TcpAck {
-                ack: rcv_nxt,
-                trigger: seq,
-            },
+            Header::TcpAck { ack: rcv_nxt },
         );
         // Echo the data's timestamp (RFC 7323 style) and its CE mark exactly.
         ack.sent_at = pkt.sent_at;
@@ -369,7 +366,7 @@ impl Transport for Tcp {
     fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
         match pkt.header {
             Header::TcpData { seq } => self.on_data(ctx, pkt, seq),
-            Header::TcpAck { ack, .. } => self.on_ack(ctx, pkt, ack),
+            Header::TcpAck { ack } => self.on_ack(ctx, pkt, ack),
             Header::Ctrl { .. } => debug_assert!(false, "TCP got a foreign packet"),
         }
     }
