@@ -8,6 +8,7 @@
 
 pub mod ecn;
 pub mod fifo;
+pub mod pfabric;
 
 use crate::metrics::DropReason;
 use crate::net::packet::Packet;
@@ -15,6 +16,7 @@ use crate::time::Time;
 
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
+pub use pfabric::PfabricQueue;
 
 /// Packets a discipline dropped during one operation, with reasons. The
 /// network owns one and reuses it, so dropping allocates nothing.
@@ -64,13 +66,16 @@ pub enum QueueConfig {
         /// Optional marking threshold in bytes.
         k_bytes: Option<u64>,
     },
+    /// pFabric: serve the most urgent flow (lowest `prio`), drop the least
+    /// urgent packet when full.
+    Pfabric,
 }
 
 impl QueueConfig {
     /// Check the values; `field` is the config path for error messages.
     pub fn validate(&self, field: &str) -> crate::Result<()> {
         match self {
-            QueueConfig::DropTail => Ok(()),
+            QueueConfig::DropTail | QueueConfig::Pfabric => Ok(()),
             QueueConfig::Ecn { k_packets, k_bytes } => {
                 EcnThreshold::from_config(*k_packets, *k_bytes, field, true).map(|_| ())
             }
@@ -110,6 +115,7 @@ impl QueueConfig {
                     .ok()
                     .flatten(),
             )),
+            QueueConfig::Pfabric => Queue::Pfabric(PfabricQueue::new()),
         }
     }
 }
@@ -119,12 +125,15 @@ impl QueueConfig {
 pub enum Queue {
     /// Drop-tail, ECN and strict-priority FIFOs.
     Fifo(FifoQueue),
+    /// pFabric's priority queue.
+    Pfabric(PfabricQueue),
 }
 
 macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
             Queue::Fifo($q) => $e,
+            Queue::Pfabric($q) => $e,
         }
     };
 }
