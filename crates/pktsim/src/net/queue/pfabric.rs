@@ -33,11 +33,15 @@ impl Discipline for PfabricQueue {
     fn enqueue(&mut self, pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
         self.bytes += pkt.size as u64;
         self.pkts.push(pkt);
-        while self.bytes > limit && !self.pkts.is_empty() {
-            // Least urgent = largest prio; `>=` picks the latest among equals.
-            let mut worst = 0;
+        if self.bytes > limit {
+            // Drop the least urgent (largest prio; the latest among equals)
+            // of the packets whose removal alone ends the overflow, as
+            // pFabric's ns-2 queue does. The arrival always qualifies, since
+            // the queue was within its limit before it came.
+            let over = self.bytes - limit;
+            let mut worst = self.pkts.len() - 1;
             for (i, p) in self.pkts.iter().enumerate() {
-                if p.prio >= self.pkts[worst].prio {
+                if p.size as u64 >= over && p.prio >= self.pkts[worst].prio {
                     worst = i;
                 }
             }
