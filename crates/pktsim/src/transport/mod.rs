@@ -3,6 +3,8 @@
 //! one arm in [`TransportConfig::run`]: the registry.
 
 pub mod dctcp;
+pub mod pfabric;
+pub mod receiver;
 pub mod tcp;
 
 use crate::error::{Error, Result};
@@ -54,6 +56,61 @@ fn d_dupack() -> u32 {
     3
 }
 
+/// pFabric host settings.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfabricConfig {
+    /// Initial window, packets (≈ 1 BDP).
+    #[serde(default = "d_pf_init")]
+    pub init_cwnd: u32,
+    /// Largest window, packets.
+    #[serde(default = "d_pf_max")]
+    pub max_cwnd: u32,
+    /// Fixed retransmission timeout (≈ 3 RTT).
+    #[serde(default = "d_pf_rto")]
+    pub rto: String,
+    /// Consecutive timeouts before probe mode.
+    #[serde(default = "d_pf_probe")]
+    pub probe_after: u32,
+}
+
+fn d_pf_init() -> u32 {
+    12
+}
+fn d_pf_max() -> u32 {
+    23
+}
+fn d_pf_rto() -> String {
+    "45us".into()
+}
+fn d_pf_probe() -> u32 {
+    5
+}
+
+impl PfabricConfig {
+    fn params(&self) -> Result<pfabric::PfabricParams> {
+        let rto = parse_duration(&self.rto).map_err(|m| Error::config("transport.rto", m))?;
+        if rto.ps() == 0 {
+            return Err(Error::config("transport.rto", "must be positive"));
+        }
+        if self.init_cwnd == 0 || self.max_cwnd < self.init_cwnd {
+            return Err(Error::config(
+                "transport.max_cwnd",
+                "need 1 ≤ init_cwnd ≤ max_cwnd",
+            ));
+        }
+        if self.probe_after == 0 {
+            return Err(Error::config("transport.probe_after", "must be at least 1"));
+        }
+        Ok(pfabric::PfabricParams {
+            init_cwnd: self.init_cwnd,
+            max_cwnd: self.max_cwnd,
+            rto,
+            probe_after: self.probe_after,
+        })
+    }
+}
+
 /// The `[transport]` section: which protocol, and its parameters.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "protocol", rename_all = "snake_case")]
@@ -62,6 +119,8 @@ pub enum TransportConfig {
     Tcp(TcpConfig),
     /// DCTCP: NewReno plus ECN-proportional window cuts.
     Dctcp(TcpConfig),
+    /// pFabric's minimal rate control (use with `switch_queue = { kind = "pfabric" }`).
+    Pfabric(PfabricConfig),
 }
 
 impl TransportConfig {
@@ -70,6 +129,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(_) => "tcp",
             TransportConfig::Dctcp(_) => "dctcp",
+            TransportConfig::Pfabric(_) => "pfabric",
         }
     }
 
@@ -131,6 +191,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(c) => Self::tcp_params(c, false).map(|_| ()),
             TransportConfig::Dctcp(c) => Self::tcp_params(c, true).map(|_| ()),
+            TransportConfig::Pfabric(c) => c.params().map(|_| ()),
         }
     }
 
@@ -140,6 +201,7 @@ impl TransportConfig {
         Ok(match self {
             TransportConfig::Tcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, false)?)),
             TransportConfig::Dctcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, true)?)),
+            TransportConfig::Pfabric(c) => setup.run(pfabric::Pfabric::new(c.params()?)),
         })
     }
 }

@@ -10,6 +10,7 @@ use crate::net::packet::{flags, FlowId, Header, Packet, PacketKind};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
 use crate::transport::dctcp::Dctcp;
+use crate::transport::receiver::AckReceiver;
 
 /// Timer kinds of this transport.
 const TIMER_RTO: u8 = 0;
@@ -73,19 +74,11 @@ struct Sender {
     done: bool,
 }
 
-/// Receiver state of one flow.
-#[derive(Clone, Debug, Default)]
-struct Receiver {
-    rcv_nxt: u64,
-    /// Out-of-order byte ranges [start, end), sorted and disjoint.
-    ooo: Vec<(u64, u64)>,
-}
-
 /// TCP NewReno / DCTCP for every flow of a run.
 pub struct Tcp {
     params: TcpParams,
     senders: Vec<Option<Sender>>,
-    receivers: Vec<Receiver>,
+    receivers: Vec<AckReceiver>,
 }
 
 impl Tcp {
@@ -101,7 +94,7 @@ impl Tcp {
     fn ensure(&mut self, n: usize) {
         if self.senders.len() < n {
             self.senders.resize(n, None);
-            self.receivers.resize(n, Receiver::default());
+            self.receivers.resize(n, AckReceiver::default());
         }
     }
 
@@ -280,53 +273,9 @@ impl Tcp {
     }
 
     fn on_data(&mut self, ctx: &mut Ctx, pkt: Packet, seq: u64) {
-        let f = pkt.flow;
-        let r = &mut self.receivers[f.idx()];
-        let end = seq + pkt.payload as u64;
-        if seq <= r.rcv_nxt {
-            r.rcv_nxt = r.rcv_nxt.max(end);
-            // Pull in out-of-order ranges that are now contiguous.
-            let mut k = 0;
-            while k < r.ooo.len() && r.ooo[k].0 <= r.rcv_nxt {
-                r.rcv_nxt = r.rcv_nxt.max(r.ooo[k].1);
-                k += 1;
-            }
-            r.ooo.drain(..k);
-        } else {
-            insert_range(&mut r.ooo, seq, end);
-        }
-        let rcv_nxt = r.rcv_nxt;
-        ctx.set_received(f, rcv_nxt);
-        let fmt = ctx.format();
-        let mut ack = Packet::new(
-            f,
-            pkt.dst,
-            pkt.src,
-            fmt.header,
-            PacketKind::Control,
-            Header::TcpAck { ack: rcv_nxt },
-        );
-        // Echo the data's timestamp (RFC 7323 style) and its CE mark exactly.
-        ack.sent_at = pkt.sent_at;
-        if pkt.has(flags::CE) {
-            ack.flags |= flags::ECE;
-        }
-        ack.class = 0;
+        let ack = self.receivers[pkt.flow.idx()].on_data(ctx, &pkt, seq);
         ctx.send(ack);
     }
-}
-
-/// Insert [a, b) into sorted disjoint ranges, merging overlaps.
-fn insert_range(v: &mut Vec<(u64, u64)>, a: u64, b: u64) {
-    let i = v.partition_point(|&(_, e)| e < a);
-    let mut j = i;
-    let (mut na, mut nb) = (a, b);
-    while j < v.len() && v[j].0 <= nb {
-        na = na.min(v[j].0);
-        nb = nb.max(v[j].1);
-        j += 1;
-    }
-    v.splice(i..j, std::iter::once((na, nb)));
 }
 
 impl Transport for Tcp {
@@ -406,24 +355,5 @@ impl Transport for Tcp {
             self.fill_window(ctx, f, &mut s);
         }
         self.senders[f.idx()] = Some(s);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_merge() {
-        let mut v = Vec::new();
-        insert_range(&mut v, 10, 20);
-        insert_range(&mut v, 30, 40);
-        insert_range(&mut v, 20, 30);
-        assert_eq!(v, vec![(10, 40)]);
-        insert_range(&mut v, 50, 60);
-        insert_range(&mut v, 5, 8);
-        assert_eq!(v, vec![(5, 8), (10, 40), (50, 60)]);
-        insert_range(&mut v, 0, 100);
-        assert_eq!(v, vec![(0, 100)]);
     }
 }

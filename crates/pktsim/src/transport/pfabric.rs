@@ -1,0 +1,265 @@
+//! pFabric's host side (Alizadeh et al., SIGCOMM 2013, §4.2): "minimal rate
+//! control". Every data packet carries the flow's remaining size as its
+//! priority (ACKs carry 0); flows start at about one BDP of window; losses
+//! are recovered only by a small fixed timeout (no duplicate-ACK retransmit,
+//! since spraying and priority drops reorder packets); after a timeout the
+//! window restarts at one packet; after several consecutive timeouts the flow
+//! probes with one-byte packets until an ACK makes progress.
+//!
+//! Follows the ns-2 `MinTCP` agent of the paper's scripts: window growth is
+//! TCP's (slow start, then one packet per window), RTO fixed with no backoff,
+//! and the sender skips data the receiver already holds (SACK; here read from
+//! the receiver's state, as pHost's simulator does).
+
+use crate::net::packet::{FlowId, Header, Packet, PacketKind};
+use crate::sim::{Ctx, Transport};
+use crate::time::{Duration, Time};
+use crate::transport::receiver::AckReceiver;
+
+const TIMER_RTO: u8 = 0;
+
+/// pFabric host parameters.
+#[derive(Clone, Debug)]
+pub struct PfabricParams {
+    /// Initial window, packets (≈ 1 BDP; the paper uses 12).
+    pub init_cwnd: u32,
+    /// Largest window, packets (ns-2 scripts: buffer − 1 = 23).
+    pub max_cwnd: u32,
+    /// Fixed retransmission timeout (≈ 3 RTT; the paper uses 45 us).
+    pub rto: Duration,
+    /// Consecutive timeouts before probe mode (5).
+    pub probe_after: u32,
+}
+
+impl Default for PfabricParams {
+    fn default() -> Self {
+        PfabricParams {
+            init_cwnd: 12,
+            max_cwnd: 23,
+            rto: Duration::from_us(45),
+            probe_after: 5,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Sender {
+    snd_una: u64,
+    snd_nxt: u64,
+    max_sent: u64,
+    /// Window in packets.
+    cwnd: u32,
+    ssthresh: u32,
+    /// ACKs counted towards the next congestion-avoidance increase.
+    ca_count: u32,
+    timeouts: u32,
+    probing: bool,
+    rto_deadline: Time,
+    timer_at: Time,
+    done: bool,
+}
+
+/// pFabric hosts for every flow of a run.
+pub struct Pfabric {
+    params: PfabricParams,
+    senders: Vec<Option<Sender>>,
+    receivers: Vec<AckReceiver>,
+}
+
+impl Pfabric {
+    /// A transport with these parameters.
+    pub fn new(params: PfabricParams) -> Self {
+        Pfabric {
+            params,
+            senders: Vec::new(),
+            receivers: Vec::new(),
+        }
+    }
+
+    /// Whether flow `f` is in probe mode (for tests).
+    pub fn probing(&self, f: FlowId) -> bool {
+        self.senders
+            .get(f.idx())
+            .and_then(|s| s.as_ref())
+            .is_some_and(|s| s.probing)
+    }
+
+    /// Send the segment at `seq` of at most `max_len` payload bytes.
+    fn send_segment(
+        &self,
+        ctx: &mut Ctx,
+        f: FlowId,
+        s: &mut Sender,
+        seq: u64,
+        max_len: u64,
+    ) -> u64 {
+        let spec = ctx.flow(f);
+        let (src, dst, size) = (spec.src, spec.dst, spec.size);
+        let fmt = ctx.format();
+        let len = (size - seq).min(fmt.mss as u64).min(max_len);
+        let mut p = Packet::new(
+            f,
+            src,
+            dst,
+            len as u32 + fmt.header,
+            PacketKind::Data,
+            Header::TcpData { seq },
+        );
+        p.payload = len as u32;
+        p.class = 1;
+        p.sent_at = ctx.now();
+        // Priority = remaining size, recomputed at every (re)transmission:
+        // flow size minus what the receiver acknowledged or holds (SACK).
+        let r = &self.receivers[f.idx()];
+        let remaining = size.saturating_sub(s.snd_una.max(r.rcv_nxt) + r.ooo_bytes());
+        p.prio = remaining.min(u32::MAX as u64) as u32;
+        if seq < s.max_sent {
+            p.flags |= crate::net::packet::flags::RETX;
+            ctx.count_retransmit(f);
+        }
+        s.max_sent = s.max_sent.max(seq + len);
+        ctx.send(p);
+        len
+    }
+
+    /// Send while the window allows, skipping data the receiver holds.
+    fn fill_window(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
+        let size = ctx.flow(f).size;
+        let mss = ctx.format().mss as u64;
+        let r = &self.receivers[f.idx()];
+        if s.probing {
+            // Probe mode: one 1-byte packet per timeout, sent by on_timer.
+            return;
+        }
+        let mut sent = 0u32;
+        let window = s.cwnd as u64 * mss;
+        while s.snd_nxt < size && s.snd_nxt - s.snd_una < window {
+            let end = (s.snd_nxt + mss).min(size);
+            if r.holds(s.snd_nxt, end) {
+                s.snd_nxt = end;
+                continue;
+            }
+            let seq = s.snd_nxt;
+            s.snd_nxt += self.send_segment(ctx, f, s, seq, mss);
+            sent += 1;
+        }
+        if sent > 0 && s.rto_deadline == Time::MAX {
+            self.arm(ctx, f, s);
+        }
+    }
+
+    fn arm(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
+        let deadline = ctx.now() + self.params.rto;
+        s.rto_deadline = deadline;
+        if s.timer_at == Time::MAX || s.timer_at > deadline {
+            s.timer_at = deadline;
+            ctx.set_timer(deadline, f.0, TIMER_RTO);
+        }
+    }
+
+    fn on_ack(&mut self, ctx: &mut Ctx, f: FlowId, ack: u64) {
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        if !s.done && ack > s.snd_una {
+            let size = ctx.flow(f).size;
+            s.snd_una = ack;
+            s.snd_nxt = s.snd_nxt.max(ack);
+            // Any progress ends probe mode (ns-2 `newack`).
+            s.timeouts = 0;
+            s.probing = false;
+            if s.cwnd < s.ssthresh {
+                s.cwnd += 1;
+            } else {
+                s.ca_count += 1;
+                if s.ca_count >= s.cwnd {
+                    s.ca_count = 0;
+                    s.cwnd += 1;
+                }
+            }
+            s.cwnd = s.cwnd.min(self.params.max_cwnd);
+            if ack >= size {
+                s.done = true;
+                s.rto_deadline = Time::MAX;
+            } else {
+                self.arm(ctx, f, &mut s);
+                self.fill_window(ctx, f, &mut s);
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+}
+
+impl Transport for Pfabric {
+    fn name(&self) -> &'static str {
+        "pfabric"
+    }
+
+    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+        if self.senders.len() < ctx.n_flows() {
+            self.senders.resize(ctx.n_flows(), None);
+            self.receivers.resize(ctx.n_flows(), AckReceiver::default());
+        }
+        let mut s = Sender {
+            snd_una: 0,
+            snd_nxt: 0,
+            max_sent: 0,
+            cwnd: self.params.init_cwnd,
+            ssthresh: u32::MAX,
+            ca_count: 0,
+            timeouts: 0,
+            probing: false,
+            rto_deadline: Time::MAX,
+            timer_at: Time::MAX,
+            done: false,
+        };
+        self.fill_window(ctx, f, &mut s);
+        self.senders[f.idx()] = Some(s);
+    }
+
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        match pkt.header {
+            Header::TcpData { seq } => {
+                let ack = self.receivers[pkt.flow.idx()].on_data(ctx, &pkt, seq);
+                ctx.send(ack);
+            }
+            Header::TcpAck { ack } => self.on_ack(ctx, pkt.flow, ack),
+            Header::Ctrl { .. } => debug_assert!(false, "pFabric got a foreign packet"),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, _kind: u8) {
+        let f = FlowId(id);
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        let now = ctx.now();
+        if now == s.timer_at {
+            s.timer_at = Time::MAX;
+            if s.done || s.rto_deadline == Time::MAX {
+                s.rto_deadline = Time::MAX;
+            } else if now < s.rto_deadline {
+                s.timer_at = s.rto_deadline;
+                ctx.set_timer(s.rto_deadline, id, TIMER_RTO);
+            } else {
+                // Timeout: halve ssthresh, restart at one packet, go back to
+                // the first unacknowledged byte (ns-2 `slowdown`).
+                s.ssthresh = (s.cwnd / 2).max(2);
+                s.cwnd = 1;
+                s.ca_count = 0;
+                s.snd_nxt = s.snd_una;
+                s.timeouts += 1;
+                s.rto_deadline = Time::MAX;
+                if s.timeouts >= self.params.probe_after {
+                    s.probing = true;
+                    let una = s.snd_una;
+                    self.send_segment(ctx, f, &mut s, una, 1);
+                    self.arm(ctx, f, &mut s);
+                } else {
+                    self.fill_window(ctx, f, &mut s);
+                }
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+}
