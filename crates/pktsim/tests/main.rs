@@ -2,4 +2,5 @@
 
 mod common;
 mod ideal_fct;
+mod switching;
 mod tcp_dumbbell;

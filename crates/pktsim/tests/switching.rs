@@ -1,0 +1,155 @@
+//! Switch features: load balancing over equal-cost paths and shared buffers.
+
+use crate::common::{prepare, run};
+use pktsim::config::Experiment;
+
+fn leaf_spine(lb: &str, flows: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+spines = 4
+leaves = 2
+hosts_per_leaf = 2
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+link_delay = "1us"
+[network]
+load_balancing = "{lb}"
+[transport]
+protocol = "tcp"
+dupack_threshold = 1000
+[[workload]]
+kind = "static"
+pairs = {flows}
+size = 3000000
+"#
+    )
+}
+
+/// Bytes sent on each leaf0 → spine uplink.
+fn uplink_bytes(exp_toml: &str) -> Vec<u64> {
+    let exp: Experiment = prepare(exp_toml);
+    let uplinks: Vec<usize> = exp
+        .net
+        .ports
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            exp.net.nodes[p.owner.idx()].name == "leaf0"
+                && exp.net.nodes[p.peer.idx()].name.starts_with("spine")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(uplinks.len(), 4);
+    let tcp = pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpParams {
+        dupack_threshold: 1000,
+        ..Default::default()
+    });
+    let mut sim =
+        pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
+    let reason = sim.run(None);
+    let bytes = uplinks
+        .iter()
+        .map(|&i| sim.net.ports[i].stats.tx_bytes)
+        .collect();
+    let out = sim.finish(reason);
+    crate::common::assert_conserved(&out);
+    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    bytes
+}
+
+#[test]
+fn ecmp_keeps_a_flow_on_one_path() {
+    let b = uplink_bytes(&leaf_spine("ecmp", "[[0, 2]]"));
+    assert_eq!(b.iter().filter(|&&x| x > 0).count(), 1, "{b:?}");
+}
+
+#[test]
+fn spraying_spreads_a_flow_over_all_paths() {
+    let b = uplink_bytes(&leaf_spine("spray", "[[0, 2]]"));
+    let mean = b.iter().sum::<u64>() as f64 / 4.0;
+    assert!(
+        b.iter().all(|&x| (x as f64 - mean).abs() < 0.1 * mean),
+        "{b:?}"
+    );
+    let rr = uplink_bytes(&leaf_spine("spray_round_robin", "[[0, 2]]"));
+    let (lo, hi) = (rr.iter().min().unwrap(), rr.iter().max().unwrap());
+    assert!(
+        hi - lo <= 1500,
+        "round robin should be even to a packet: {rr:?}"
+    );
+}
+
+#[test]
+fn shared_buffer_caps_a_congested_port_at_its_dynamic_threshold() {
+    // 8 senders → 1 receiver through one switch with a 200 KB shared buffer
+    // and alpha = 1: one congested port may hold at most alpha/(1+alpha) of
+    // the buffer (plus the packet that crossed the threshold).
+    let pairs: Vec<String> = (0..8).map(|i| format!("[{i}, 8]")).collect();
+    let toml = format!(
+        r#"
+[topology]
+kind = "star"
+hosts = 9
+host_rate = "10Gbps"
+link_delay = "1us"
+[network]
+shared_buffer = {{ bytes = 200000, alpha = 1.0 }}
+switch_buffer_bytes = 200000
+[transport]
+protocol = "tcp"
+[[workload]]
+kind = "static"
+pairs = [{}]
+size = 500000
+"#,
+        pairs.join(", ")
+    );
+    let exp = prepare(&toml);
+    let port = exp
+        .net
+        .ports
+        .iter()
+        .position(|p| exp.net.nodes[p.peer.idx()].name == "h8")
+        .unwrap();
+    let tcp = pktsim::transport::tcp::Tcp::new(Default::default());
+    let mut sim =
+        pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
+    let reason = sim.run(None);
+    let max = sim.net.ports[port].stats.max_bytes;
+    let out = sim.finish(reason);
+    crate::common::assert_conserved(&out);
+    assert!(
+        out.counters.dropped_total(0) > 0,
+        "incast should overflow the threshold"
+    );
+    assert!(max <= 100_000 + 1500, "max queue {max}");
+    assert!(
+        max >= 90_000,
+        "the port should approach its threshold: {max}"
+    );
+}
+
+#[test]
+fn every_flow_finishes_on_a_fat_tree_with_spraying() {
+    let out = run(r#"
+[topology]
+kind = "fat_tree"
+k = 4
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+link_delay = "1us"
+[network]
+load_balancing = "spray"
+switch_queue = { kind = "ecn", k_packets = 20 }
+[transport]
+protocol = "dctcp"
+dupack_threshold = 10
+[[workload]]
+kind = "static"
+pairs = [[0, 15], [1, 14], [2, 13], [3, 12], [4, 11], [5, 10], [6, 9], [7, 8]]
+size = 1000000
+"#);
+    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+}
