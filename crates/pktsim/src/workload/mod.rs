@@ -1,60 +1,404 @@
-//! TEMPORARY STUB: replaced by the workload module on merge.
+//! Traffic: which flows run, between which hosts, how big, and when.
+//!
+//! A config holds one or more `[[workload]]` tables; each generates flows
+//! with its own tag and its own random streams (named by kind and index),
+//! so adding a workload never changes the draws of another. The flows of all
+//! workloads are merged in start-time order and numbered 0, 1, 2, ...
+
+pub mod cdf;
+pub mod csv;
+pub mod incast;
+pub mod patterns;
+pub mod poisson;
+
+use crate::engine::{Rng, RngStreams};
+use crate::error::{Error, Result};
 use crate::net::packet::{FlowId, NodeId};
-use crate::time::Time;
+use crate::time::{parse_duration, Duration, Rate, Time};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub use cdf::Cdf;
 
 /// One flow to simulate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
+    /// Index in the run's flow table.
     pub id: FlowId,
+    /// Sending host.
     pub src: NodeId,
+    /// Receiving host.
     pub dst: NodeId,
+    /// Payload bytes.
     pub size: u64,
+    /// Start time.
     pub start: Time,
+    /// Index into [`Workload::tags`].
     pub tag: u16,
 }
-/// Flows plus tag names.
-#[derive(Clone, Debug, Default)]
+
+/// The flows of a run, sorted by start time, plus the names of their tags.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Workload {
+    /// Flows sorted by (start, generation order); `id` equals the index.
     pub flows: Vec<FlowSpec>,
+    /// Tag names.
     pub tags: Vec<String>,
 }
-/// Workload config.
-#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
+
+/// What generators need to know about the network.
+pub struct WorkloadEnv<'a> {
+    /// Hosts are `NodeId(0)..NodeId(n_hosts)`.
+    pub n_hosts: u32,
+    /// Host access-link rate (the reference for offered load).
+    pub host_rate: Rate,
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// Header bytes per packet.
+    pub header_bytes: u32,
+    /// Relative file paths resolve against this folder first.
+    pub base_dir: &'a Path,
+    /// Host names, for flow lists that name hosts.
+    pub host_names: &'a [String],
+    /// The run's random streams.
+    pub streams: RngStreams,
+}
+
+/// One `[[workload]]` table.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WorkloadConfig {
-    Static { pairs: Vec<[u32; 2]>, size: u64 },
+    /// Poisson arrivals at a target load, sizes from a CDF, uniform random
+    /// source and destination (source ≠ destination).
+    Poisson {
+        /// CDF file or built-in name (`websearch`, `datamining`, `imc10`).
+        cdf: String,
+        /// Offered load as a fraction of host link capacity, in (0, 1).
+        load: f64,
+        /// Stop after this many flows...
+        flows: Option<u64>,
+        /// ...or after this much time.
+        duration: Option<String>,
+        /// Offset of the first arrival window.
+        start: Option<String>,
+        /// Tag of these flows (default: the kind).
+        tag: Option<String>,
+    },
+    /// Many-to-one queries: `senders` hosts each send `size` bytes to one
+    /// receiver, all starting together; repeated `queries` times.
+    Incast {
+        /// Senders per query.
+        senders: u32,
+        /// Bytes each sender sends.
+        size: u64,
+        /// Number of queries.
+        queries: u32,
+        /// Time between queries (fixed, or the mean if `poisson = true`).
+        interval: String,
+        /// Exponential gaps between queries instead of fixed ones.
+        #[serde(default)]
+        poisson: bool,
+        /// Fixed receiver host (default: random per query).
+        receiver: Option<u32>,
+        /// Time of the first query.
+        start: Option<String>,
+        /// Tag (default `incast`).
+        tag: Option<String>,
+    },
+    /// One flow of `size` bytes between every ordered pair of hosts.
+    AllToAll {
+        /// Bytes per flow.
+        size: u64,
+        /// Start time of all flows.
+        start: Option<String>,
+        /// Tag (default `all_to_all`).
+        tag: Option<String>,
+    },
+    /// Each host sends `size` bytes to one other host; each host receives
+    /// one flow (a random derangement).
+    Permutation {
+        /// Bytes per flow.
+        size: u64,
+        /// Start time of all flows.
+        start: Option<String>,
+        /// Tag (default `permutation`).
+        tag: Option<String>,
+    },
+    /// Long flows starting together, given as pairs or as senders plus one
+    /// receiver.
+    Static {
+        /// `[[src, dst], ...]` host index pairs.
+        pairs: Option<Vec<[u32; 2]>>,
+        /// Sender host indices (with `receiver`).
+        senders: Option<Vec<u32>>,
+        /// Receiver host index (with `senders`).
+        receiver: Option<u32>,
+        /// Bytes per flow.
+        size: u64,
+        /// Start time of all flows.
+        start: Option<String>,
+        /// Tag (default `static`).
+        tag: Option<String>,
+    },
+    /// Flows from a CSV file: `src,dst,size_bytes,start_ns` (hosts by index
+    /// or name).
+    Csv {
+        /// The file (relative to the config's folder, then the working dir).
+        file: String,
+        /// Tag (default `csv`).
+        tag: Option<String>,
+    },
 }
-/// Environment.
-pub struct WorkloadEnv<'a> {
-    pub n_hosts: u32,
-    pub host_rate: crate::time::Rate,
-    pub mss: u32,
-    pub header_bytes: u32,
-    pub base_dir: &'a std::path::Path,
-    pub host_names: &'a [String],
-    pub streams: crate::engine::RngStreams,
-}
-/// Generate.
-pub fn generate(cfgs: &[WorkloadConfig], _env: &WorkloadEnv) -> crate::Result<Workload> {
-    let mut flows = Vec::new();
-    for c in cfgs {
-        match c {
-            WorkloadConfig::Static { pairs, size } => {
-                for p in pairs {
-                    flows.push(FlowSpec {
-                        id: FlowId(flows.len() as u32),
-                        src: NodeId(p[0]),
-                        dst: NodeId(p[1]),
-                        size: *size,
-                        start: Time::ZERO,
-                        tag: 0,
-                    });
-                }
-            }
+
+impl WorkloadConfig {
+    fn kind(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Poisson { .. } => "poisson",
+            WorkloadConfig::Incast { .. } => "incast",
+            WorkloadConfig::AllToAll { .. } => "all_to_all",
+            WorkloadConfig::Permutation { .. } => "permutation",
+            WorkloadConfig::Static { .. } => "static",
+            WorkloadConfig::Csv { .. } => "csv",
         }
     }
-    Ok(Workload {
-        flows,
-        tags: vec!["static".into()],
-    })
+
+    fn tag(&self) -> String {
+        let t = match self {
+            WorkloadConfig::Poisson { tag, .. }
+            | WorkloadConfig::Incast { tag, .. }
+            | WorkloadConfig::AllToAll { tag, .. }
+            | WorkloadConfig::Permutation { tag, .. }
+            | WorkloadConfig::Static { tag, .. }
+            | WorkloadConfig::Csv { tag, .. } => tag,
+        };
+        t.clone().unwrap_or_else(|| self.kind().to_string())
+    }
+}
+
+/// A flow before ids are assigned: (src, dst, size, start).
+pub type RawFlow = (NodeId, NodeId, u64, Time);
+
+/// Helpers for one workload's field checks and random streams.
+pub struct Gen<'a> {
+    /// The environment.
+    pub env: &'a WorkloadEnv<'a>,
+    /// Index of this `[[workload]]` table.
+    pub index: usize,
+}
+
+impl Gen<'_> {
+    /// Dotted config path of a field of this workload.
+    pub fn field(&self, name: &str) -> String {
+        format!("workload[{}].{name}", self.index)
+    }
+    /// A config error on a field of this workload.
+    pub fn err(&self, name: &str, msg: impl Into<String>) -> Error {
+        Error::config(self.field(name), msg)
+    }
+    /// The random stream `purpose` of this workload.
+    pub fn rng(&self, purpose: &str) -> Rng {
+        self.env
+            .streams
+            .stream(&format!("workload.{purpose}"), self.index as u64)
+    }
+    /// Parse an optional start offset.
+    pub fn start(&self, s: &Option<String>) -> Result<Time> {
+        match s {
+            None => Ok(Time::ZERO),
+            Some(s) => Ok(Time::ZERO + self.duration(s, "start")?),
+        }
+    }
+    /// Parse a duration field.
+    pub fn duration(&self, s: &str, name: &str) -> Result<Duration> {
+        parse_duration(s).map_err(|m| self.err(name, m))
+    }
+    /// Check a host index.
+    pub fn host(&self, h: u32, name: &str) -> Result<NodeId> {
+        if h >= self.env.n_hosts {
+            return Err(self.err(
+                name,
+                format!(
+                    "host {h} does not exist (hosts are 0..{})",
+                    self.env.n_hosts - 1
+                ),
+            ));
+        }
+        Ok(NodeId(h))
+    }
+    /// Check a flow size.
+    pub fn size(&self, s: u64) -> Result<u64> {
+        if s == 0 {
+            return Err(self.err("size", "must be at least 1 byte"));
+        }
+        Ok(s)
+    }
+    /// Wire bytes of a flow of `size` payload bytes (headers included).
+    pub fn wire_bytes(&self, size: f64) -> f64 {
+        let mss = self.env.mss as f64;
+        size + (size / mss).ceil().max(1.0) * self.env.header_bytes as f64
+    }
+}
+
+/// Generate every workload's flows, merged in start order.
+pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> {
+    if env.n_hosts < 2 {
+        return Err(Error::config(
+            "topology",
+            "need at least 2 hosts for traffic",
+        ));
+    }
+    let mut tags: Vec<String> = Vec::new();
+    let mut all: Vec<(RawFlow, u16)> = Vec::new();
+    for (index, cfg) in cfgs.iter().enumerate() {
+        let g = Gen { env, index };
+        let raw = match cfg {
+            WorkloadConfig::Poisson {
+                cdf,
+                load,
+                flows,
+                duration,
+                start,
+                ..
+            } => poisson::generate(&g, cdf, *load, *flows, duration.as_deref(), start)?,
+            WorkloadConfig::Incast {
+                senders,
+                size,
+                queries,
+                interval,
+                poisson,
+                receiver,
+                start,
+                ..
+            } => incast::generate(
+                &g, *senders, *size, *queries, interval, *poisson, *receiver, start,
+            )?,
+            WorkloadConfig::AllToAll { size, start, .. } => patterns::all_to_all(&g, *size, start)?,
+            WorkloadConfig::Permutation { size, start, .. } => {
+                patterns::permutation(&g, *size, start)?
+            }
+            WorkloadConfig::Static {
+                pairs,
+                senders,
+                receiver,
+                size,
+                start,
+                ..
+            } => patterns::static_flows(
+                &g,
+                pairs.as_deref(),
+                senders.as_deref(),
+                *receiver,
+                *size,
+                start,
+            )?,
+            WorkloadConfig::Csv { file, .. } => csv::load(&g, file)?,
+        };
+        let tag = cfg.tag();
+        let t = match tags.iter().position(|x| *x == tag) {
+            Some(i) => i,
+            None => {
+                tags.push(tag);
+                tags.len() - 1
+            }
+        } as u16;
+        all.extend(raw.into_iter().map(|f| (f, t)));
+    }
+    if all.len() > u32::MAX as usize {
+        return Err(Error::config(
+            "workload",
+            "too many flows (at most 2^32 - 1)",
+        ));
+    }
+    // Stable: equal starts keep generation order.
+    all.sort_by_key(|((_, _, _, start), _)| *start);
+    let flows = all
+        .into_iter()
+        .enumerate()
+        .map(|(i, ((src, dst, size, start), tag))| FlowSpec {
+            id: FlowId(i as u32),
+            src,
+            dst,
+            size,
+            start,
+            tag,
+        })
+        .collect();
+    Ok(Workload { flows, tags })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn env(n: u32, names: &[String]) -> WorkloadEnv<'_> {
+        WorkloadEnv {
+            n_hosts: n,
+            host_rate: Rate::gbps(10),
+            mss: 1460,
+            header_bytes: 40,
+            base_dir: Path::new("."),
+            host_names: names,
+            streams: RngStreams::new(1),
+        }
+    }
+
+    fn parse(t: &str) -> std::result::Result<Vec<WorkloadConfig>, toml::de::Error> {
+        #[derive(Deserialize)]
+        struct W {
+            workload: Vec<WorkloadConfig>,
+        }
+        toml::from_str::<W>(t).map(|w| w.workload)
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        assert!(parse("[[workload]]\nkind = \"permutation\"\nsize = 10\n").is_ok());
+        let e = parse("[[workload]]\nkind = \"permutation\"\nsize = 10\nsise = 3\n").unwrap_err();
+        assert!(e.to_string().contains("sise"), "{e}");
+    }
+
+    #[test]
+    fn a_second_workload_does_not_change_the_first() {
+        let names: Vec<String> = (0..16).map(|i| format!("h{i}")).collect();
+        let e = env(16, &names);
+        let a = parse(
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nflows = 100\n",
+        )
+        .unwrap();
+        let mut b = a.clone();
+        b.extend(
+            parse("[[workload]]\nkind = \"permutation\"\nsize = 1000\ntag = \"perm\"\n").unwrap(),
+        );
+        let wa = generate(&a, &e).unwrap();
+        let wb = generate(&b, &e).unwrap();
+        let only_a: Vec<_> = wb
+            .flows
+            .iter()
+            .filter(|f| wb.tags[f.tag as usize] == "poisson")
+            .map(|f| (f.src, f.dst, f.size, f.start))
+            .collect();
+        let orig: Vec<_> = wa
+            .flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size, f.start))
+            .collect();
+        assert_eq!(only_a, orig);
+        assert_eq!(wb.flows.len(), 116);
+        assert!(wb.flows.windows(2).all(|w| w[0].start <= w[1].start));
+        assert!(wb.flows.iter().enumerate().all(|(i, f)| f.id.idx() == i));
+    }
+
+    #[test]
+    fn seeds_change_the_flows() {
+        let names: Vec<String> = (0..16).map(|i| format!("h{i}")).collect();
+        let w = parse(
+            "[[workload]]\nkind = \"poisson\"\ncdf = \"websearch\"\nload = 0.5\nflows = 50\n",
+        )
+        .unwrap();
+        let e1 = env(16, &names);
+        let mut e2 = env(16, &names);
+        e2.streams = RngStreams::new(2);
+        assert_eq!(generate(&w, &e1).unwrap(), generate(&w, &e1).unwrap());
+        assert_ne!(generate(&w, &e1).unwrap(), generate(&w, &e2).unwrap());
+    }
 }

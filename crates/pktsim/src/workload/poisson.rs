@@ -1,0 +1,124 @@
+//! Poisson arrivals at a target load.
+//!
+//! Offered load counts wire bytes, as pFabric's and pHost's simulators do: a
+//! flow of `S` payload bytes puts `S + ⌈S/mss⌉·header` bytes on the wire.
+//! The aggregate arrival rate is
+//! `λ = load · host_rate · n_hosts / (8 · E[wire bytes])`,
+//! each arrival picks a source uniformly and a destination uniformly among
+//! the other hosts, so every host is offered `load` of its link on average.
+
+use super::{Cdf, Gen, RawFlow};
+use crate::error::Result;
+use crate::net::packet::NodeId;
+use crate::time::{Time, PS_PER_SEC};
+
+/// Generate Poisson flows (see the module docs).
+pub fn generate(
+    g: &Gen,
+    cdf: &str,
+    load: f64,
+    flows: Option<u64>,
+    duration: Option<&str>,
+    start: &Option<String>,
+) -> Result<Vec<RawFlow>> {
+    if !(load > 0.0 && load < 1.0) {
+        return Err(g.err("load", format!("must be in (0, 1), got {load}")));
+    }
+    let end = match (flows, duration) {
+        (Some(0), _) => return Err(g.err("flows", "must be at least 1")),
+        (Some(_), Some(_)) => return Err(g.err("flows", "give flows or duration, not both")),
+        (None, None) => return Err(g.err("flows", "give flows or duration")),
+        (_, Some(d)) => Some(g.duration(d, "duration")?),
+        (Some(_), None) => None,
+    };
+    let cdf = Cdf::load(cdf, g.env.base_dir).map_err(|e| match e {
+        crate::Error::File { file, msg } => crate::Error::File {
+            file,
+            msg: format!("{msg} (from {})", g.field("cdf")),
+        },
+        other => other,
+    })?;
+    let t0 = g.start(start)?;
+    let n = g.env.n_hosts as u64;
+    // Mean wire bytes: payload plus headers, estimated from the CDF's mean
+    // payload and mean packet count (exact for whole-packet sizes).
+    let mean_wire = g.wire_bytes(cdf.mean());
+    let rate_bps = g.env.host_rate.bps() as f64 * load * n as f64;
+    let mean_gap_ps = mean_wire * 8.0 / rate_bps * PS_PER_SEC as f64;
+    let mut arrivals = g.rng("poisson.arrivals");
+    let mut sizes = g.rng("poisson.sizes");
+    let mut hosts = g.rng("poisson.hosts");
+    let mut out = Vec::new();
+    let mut t = t0.ps() as f64;
+    loop {
+        t += arrivals.exponential(mean_gap_ps);
+        let start = Time(t.round() as u64);
+        if let Some(d) = end {
+            if start > t0 + d {
+                break;
+            }
+        }
+        let src = hosts.below(n);
+        // Uniform among the other n − 1 hosts.
+        let mut dst = hosts.below(n - 1);
+        if dst >= src {
+            dst += 1;
+        }
+        out.push((
+            NodeId(src as u32),
+            NodeId(dst as u32),
+            cdf.sample(&mut sizes),
+            start,
+        ));
+        if flows.is_some_and(|f| out.len() as u64 >= f) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::tests::env;
+
+    #[test]
+    fn offered_load_matches_the_target() {
+        let names: Vec<String> = (0..144).map(|i| format!("h{i}")).collect();
+        let e = env(144, &names);
+        let g = Gen { env: &e, index: 0 };
+        let flows = generate(&g, "websearch", 0.6, Some(20_000), None, &None).unwrap();
+        assert_eq!(flows.len(), 20_000);
+        let span = flows.last().unwrap().3.as_secs_f64();
+        let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
+        let load = wire * 8.0 / span / (144.0 * 10e9);
+        assert!((load - 0.6).abs() < 0.6 * 0.05, "offered load {load}");
+        assert!(flows.iter().all(|f| f.0 != f.1));
+        assert!(flows.windows(2).all(|w| w[0].3 <= w[1].3));
+    }
+
+    #[test]
+    fn rejects_bad_loads() {
+        let names: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
+        let e = env(4, &names);
+        let g = Gen { env: &e, index: 2 };
+        for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
+            let err = generate(&g, "websearch", bad, Some(10), None, &None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("workload[2].load"), "{err}");
+        }
+    }
+
+    #[test]
+    fn duration_bounds_arrivals() {
+        let names: Vec<String> = (0..8).map(|i| format!("h{i}")).collect();
+        let e = env(8, &names);
+        let g = Gen { env: &e, index: 0 };
+        let f = generate(&g, "imc10", 0.5, None, Some("1ms"), &Some("10us".into())).unwrap();
+        assert!(!f.is_empty());
+        assert!(f
+            .iter()
+            .all(|x| x.3.ps() >= 10_000_000 && x.3.ps() <= 1_010_000_000));
+    }
+}
