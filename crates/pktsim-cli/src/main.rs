@@ -18,7 +18,11 @@ use std::process::ExitCode;
 const BENCH_CONFIG: &str = include_str!("../../../examples/bench_leafspine_dctcp.toml");
 
 #[derive(Parser)]
-#[command(name = "pktsim", version, about = "Fast, deterministic packet-level network simulator")]
+#[command(
+    name = "pktsim",
+    version,
+    about = "Fast, deterministic packet-level network simulator"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -105,8 +109,10 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
     };
     let pb = ProgressBar::with_draw_target(Some(total as u64), target);
     pb.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} flows  {msg}  [{elapsed_precise}, eta {eta}]")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} flows  {msg}  [{elapsed_precise}, eta {eta}]",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     pb
 }
@@ -136,7 +142,12 @@ fn buckets(cfg: &Config) -> Vec<u64> {
         .unwrap_or_else(|| DEFAULT_BUCKETS.to_vec())
 }
 
-fn cmd_run(path: &Path, out: Option<PathBuf>, seed: Option<u64>, quiet: bool) -> Result<(), Failure> {
+fn cmd_run(
+    path: &Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    quiet: bool,
+) -> Result<(), Failure> {
     let mut cfg = Config::load(path)?;
     if let Some(s) = seed {
         cfg.seed = s;
@@ -188,7 +199,11 @@ fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure>
             p.display().to_string(),
             base_dir_of(p),
         ),
-        None => (BENCH_CONFIG.to_string(), "reference".to_string(), PathBuf::from(".")),
+        None => (
+            BENCH_CONFIG.to_string(),
+            "reference".to_string(),
+            PathBuf::from("."),
+        ),
     };
     let mut text = src;
     if let Some(n) = flows {
@@ -199,10 +214,22 @@ fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure>
     let wall = run.wall_time.as_secs_f64();
     let s = Summary::from_run(&run, &buckets(&cfg));
     let finished = run.flows.iter().filter(|f| f.finish.is_some()).count();
-    println!("benchmark: {label} ({} flows, {} finished, protocol {})", run.flows.len(), finished, run.protocol);
+    println!(
+        "benchmark: {label} ({} flows, {} finished, protocol {})",
+        run.flows.len(),
+        finished,
+        run.protocol
+    );
     println!("wall time        {wall:.3} s (event loop)");
-    println!("simulated time   {:.3} ms", run.sim_time.as_secs_f64() * 1e3);
-    println!("events           {}  ({:.2} M/s)", run.events, run.events as f64 / wall / 1e6);
+    println!(
+        "simulated time   {:.3} ms",
+        run.sim_time.as_secs_f64() * 1e3
+    );
+    println!(
+        "events           {}  ({:.2} M/s)",
+        run.events,
+        run.events as f64 / wall / 1e6
+    );
     println!(
         "packet-hops      {}  ({:.2} M/s)",
         run.counters.packet_hops,
@@ -235,5 +262,8 @@ fn config_hash(resolved: &str) -> String {
 
 fn print_summary(s: &Summary) {
     let json = serde_json::to_value(s).unwrap_or_default();
-    println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json).unwrap_or_default()
+    );
 }

@@ -188,6 +188,16 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
         .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
         .unwrap_or(1);
     let msg = inner.message().trim().replace('\n', " ");
+    // Tagged enums are parsed from a buffered table, so toml's span points
+    // at the table header; find the offending key's own line instead.
+    let line = unknown_key(&msg)
+        .and_then(|key| {
+            src.lines().enumerate().skip(line - 1).find_map(|(i, l)| {
+                let rest = l.trim_start().strip_prefix(key)?;
+                rest.trim_start().starts_with('=').then_some(i + 1)
+            })
+        })
+        .unwrap_or(line);
     let msg = if path.is_empty() || path == "." || msg.contains(&path) {
         msg
     } else {
@@ -198,6 +208,12 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
         line,
         msg,
     }
+}
+
+/// The key named by an "unknown field `key`" message.
+fn unknown_key(msg: &str) -> Option<&str> {
+    let rest = &msg[msg.find("unknown field `")? + "unknown field `".len()..];
+    Some(&rest[..rest.find('`')?])
 }
 
 impl Config {

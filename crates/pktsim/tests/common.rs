@@ -24,10 +24,3 @@ pub fn assert_conserved(out: &RunOutput) {
     assert!(c.conserved(), "conservation violated: {c:?}");
     assert!(c.sent[0] > 0, "no data sent");
 }
-
-/// TEMPORARY until metrics::summary lands.
-pub fn jain_index(xs: &[f64]) -> f64 {
-    let s: f64 = xs.iter().sum();
-    let q: f64 = xs.iter().map(|x| x * x).sum();
-    s * s / (xs.len() as f64 * q)
-}

@@ -1,7 +1,7 @@
 //! Long TCP flows on a dumbbell: fairness, utilisation, DCTCP's queue.
 
-use crate::common::jain_index;
 use crate::common::{assert_conserved, prepare};
+use pktsim::metrics::summary::jain_index;
 use pktsim::net::port::PortStats;
 use pktsim::sim::Simulation;
 use pktsim::time::{Duration, Time};

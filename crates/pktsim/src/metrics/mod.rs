@@ -2,6 +2,7 @@
 //! counters, and the summary computed from them.
 
 pub mod ideal;
+pub mod summary;
 
 use crate::net::packet::NodeId;
 use crate::time::{Duration, Time};

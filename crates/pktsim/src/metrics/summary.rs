@@ -1,0 +1,343 @@
+//! The run summary written to `summary.json`: FCT and slowdown statistics
+//! overall and per flow-size bucket, throughput, drops, speed.
+//!
+//! Percentiles are nearest-rank: the p-th percentile of n sorted values is
+//! the value at rank ⌈p/100 · n⌉ (1-based). Statistics of empty sets are
+//! `null`, never NaN.
+
+use super::{DropReason, FlowResult, RunOutput};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Default upper edges of the size buckets: (0, 100 KB], (100 KB, 1 MB],
+/// (1 MB, 10 MB], (10 MB, ∞) — the buckets pFabric and pHost report.
+pub const DEFAULT_BUCKETS: &[u64] = &[100_000, 1_000_000, 10_000_000];
+
+/// Count, mean and percentiles of one metric.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Stats {
+    /// Number of values.
+    pub count: usize,
+    /// Mean.
+    pub mean: Option<f64>,
+    /// Median.
+    pub p50: Option<f64>,
+    /// 99th percentile.
+    pub p99: Option<f64>,
+    /// 99.9th percentile.
+    pub p999: Option<f64>,
+    /// Largest value.
+    pub max: Option<f64>,
+}
+
+impl Stats {
+    /// Statistics of `values` (any order).
+    pub fn of(mut values: Vec<f64>) -> Stats {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let pct = |p: f64| {
+            if n == 0 {
+                None
+            } else {
+                let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as usize;
+                Some(values[rank.min(n) - 1])
+            }
+        };
+        Stats {
+            count: n,
+            mean: (n > 0).then(|| values.iter().sum::<f64>() / n as f64),
+            p50: pct(50.0),
+            p99: pct(99.0),
+            p999: pct(99.9),
+            max: values.last().copied(),
+        }
+    }
+}
+
+/// Statistics of the flows in one size bucket.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Bucket {
+    /// Label such as `"100KB-1MB"`.
+    pub label: String,
+    /// Sizes above this (bytes) ...
+    pub above_bytes: u64,
+    /// ... and at most this (`None`: no upper bound).
+    pub up_to_bytes: Option<u64>,
+    /// Flows in the bucket.
+    pub flows: usize,
+    /// Slowdown of the finished ones.
+    pub slowdown: Stats,
+    /// FCT of the finished ones, microseconds.
+    pub fct_us: Stats,
+}
+
+/// Bytes offered and received.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Throughput {
+    /// Sum of flow sizes.
+    pub bytes_offered: u64,
+    /// Payload bytes delivered in order.
+    pub bytes_received: u64,
+    /// Received / offered.
+    pub fraction_received: Option<f64>,
+    /// Received payload over the simulated time, Gbit/s.
+    pub goodput_gbps: Option<f64>,
+}
+
+/// The packet books: sent = delivered + dropped + in flight.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Conservation {
+    /// Whether the books balance for data and control packets.
+    pub ok: bool,
+    /// Sent, by kind (`data`, `control`).
+    pub sent: BTreeMap<String, u64>,
+    /// Delivered, by kind.
+    pub delivered: BTreeMap<String, u64>,
+    /// Still in queues or on links at the end, by kind.
+    pub in_flight: BTreeMap<String, u64>,
+}
+
+/// Everything `summary.json` says about a run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    /// Protocol name.
+    pub protocol: String,
+    /// Run seed.
+    pub seed: u64,
+    /// Why the run ended.
+    pub stop_reason: String,
+    /// Number of flows.
+    pub flows: usize,
+    /// Flows that finished.
+    pub finished: usize,
+    /// Flows that did not.
+    pub unfinished: usize,
+    /// Slowdown (FCT / ideal FCT) of finished flows.
+    pub slowdown: Stats,
+    /// FCT of finished flows, microseconds.
+    pub fct_us: Stats,
+    /// mean(FCT) / mean(ideal FCT) over finished flows.
+    pub normalized_fct: Option<f64>,
+    /// Per size bucket.
+    pub buckets: Vec<Bucket>,
+    /// Offered and received bytes.
+    pub throughput: Throughput,
+    /// Drops by packet kind and reason.
+    pub drops: BTreeMap<String, BTreeMap<String, u64>>,
+    /// All drops.
+    pub drops_total: u64,
+    /// Data packets retransmitted.
+    pub retransmits: u64,
+    /// Packets marked ECN CE.
+    pub ecn_marked: u64,
+    /// Packet-hops (a packet crossing one link).
+    pub packet_hops: u64,
+    /// The conservation check.
+    pub conservation: Conservation,
+    /// Events processed.
+    pub events: u64,
+    /// Events per wall-clock second.
+    pub events_per_sec: f64,
+    /// Packet-hops per wall-clock second.
+    pub packet_hops_per_sec: f64,
+    /// Wall-clock time of the event loop, seconds.
+    pub wall_time_s: f64,
+    /// Simulated time at the end, microseconds.
+    pub sim_time_us: f64,
+}
+
+fn label(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000_000 && b % 1_000_000_000 == 0 => format!("{}GB", b / 1_000_000_000),
+        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
+        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB", b / 1_000),
+        b => format!("{b}B"),
+    }
+}
+
+fn kinds(v: [u64; 2]) -> BTreeMap<String, u64> {
+    BTreeMap::from([("data".to_string(), v[0]), ("control".to_string(), v[1])])
+}
+
+fn fct_us(f: &FlowResult) -> Option<f64> {
+    f.fct().map(|d| d.ps() as f64 / 1e6)
+}
+
+impl Summary {
+    /// Summarise a run; `buckets` are the upper edges of the size buckets.
+    pub fn from_run(run: &RunOutput, buckets: &[u64]) -> Summary {
+        let done: Vec<&FlowResult> = run.flows.iter().filter(|f| f.finish.is_some()).collect();
+        let mut edges: Vec<(u64, Option<u64>)> = Vec::new();
+        let mut lo = 0;
+        for &b in buckets {
+            edges.push((lo, Some(b)));
+            lo = b;
+        }
+        edges.push((lo, None));
+        let bucket_stats = edges
+            .iter()
+            .map(|&(lo, hi)| {
+                let inside =
+                    |f: &&FlowResult| f.size_bytes > lo && hi.is_none_or(|h| f.size_bytes <= h);
+                let fin: Vec<&FlowResult> = done.iter().copied().filter(inside).collect();
+                Bucket {
+                    label: match hi {
+                        Some(h) => format!("{}-{}", label(lo), label(h)),
+                        None => format!("{}+", label(lo)),
+                    },
+                    above_bytes: lo,
+                    up_to_bytes: hi,
+                    flows: run.flows.iter().filter(inside).count(),
+                    slowdown: Stats::of(fin.iter().filter_map(|f| f.slowdown()).collect()),
+                    fct_us: Stats::of(fin.iter().filter_map(|f| fct_us(f)).collect()),
+                }
+            })
+            .collect();
+        let c = &run.counters;
+        let mut drops = BTreeMap::new();
+        for (k, name) in ["data", "control"].iter().enumerate() {
+            let by_reason = DropReason::ALL
+                .iter()
+                .map(|r| (r.name().to_string(), c.dropped[k][*r as usize]))
+                .collect();
+            drops.insert(name.to_string(), by_reason);
+        }
+        let offered: u64 = run.flows.iter().map(|f| f.size_bytes).sum();
+        let received: u64 = run.flows.iter().map(|f| f.bytes_received).sum();
+        let sim_s = run.sim_time.as_secs_f64();
+        let wall = run.wall_time.as_secs_f64();
+        let sum_fct: f64 = done
+            .iter()
+            .filter_map(|f| f.fct())
+            .map(|d| d.ps() as f64)
+            .sum();
+        let sum_ideal: f64 = done.iter().map(|f| f.ideal_fct.ps() as f64).sum();
+        Summary {
+            protocol: run.protocol.clone(),
+            seed: run.seed,
+            stop_reason: run.stop_reason.clone(),
+            flows: run.flows.len(),
+            finished: done.len(),
+            unfinished: run.flows.len() - done.len(),
+            slowdown: Stats::of(done.iter().filter_map(|f| f.slowdown()).collect()),
+            fct_us: Stats::of(done.iter().filter_map(|f| fct_us(f)).collect()),
+            normalized_fct: (sum_ideal > 0.0).then(|| sum_fct / sum_ideal),
+            buckets: bucket_stats,
+            throughput: Throughput {
+                bytes_offered: offered,
+                bytes_received: received,
+                fraction_received: (offered > 0).then(|| received as f64 / offered as f64),
+                goodput_gbps: (sim_s > 0.0).then(|| received as f64 * 8.0 / sim_s / 1e9),
+            },
+            drops,
+            drops_total: c.dropped_total(0) + c.dropped_total(1),
+            retransmits: run.flows.iter().map(|f| f.retransmits as u64).sum(),
+            ecn_marked: c.ecn_marked,
+            packet_hops: c.packet_hops,
+            conservation: Conservation {
+                ok: c.conserved(),
+                sent: kinds(c.sent),
+                delivered: kinds(c.delivered),
+                in_flight: kinds(c.in_flight),
+            },
+            events: run.events,
+            events_per_sec: if wall > 0.0 {
+                run.events as f64 / wall
+            } else {
+                0.0
+            },
+            packet_hops_per_sec: if wall > 0.0 {
+                c.packet_hops as f64 / wall
+            } else {
+                0.0
+            },
+            wall_time_s: wall,
+            sim_time_us: run.sim_time.ps() as f64 / 1e6,
+        }
+    }
+}
+
+/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²), 1 when all are equal.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let q: f64 = xs.iter().map(|x| x * x).sum();
+    if q == 0.0 {
+        return 1.0;
+    }
+    s * s / (xs.len() as f64 * q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Counters;
+    use crate::net::packet::NodeId;
+    use crate::time::{Duration, Time};
+
+    fn flow(id: u32, size: u64, fct_us: Option<u64>, ideal_us: u64) -> FlowResult {
+        FlowResult {
+            id,
+            src: NodeId(0),
+            dst: NodeId(1),
+            size_bytes: size,
+            start: Time::ZERO,
+            finish: fct_us.map(|u| Time::ZERO + Duration::from_us(u)),
+            ideal_fct: Duration::from_us(ideal_us),
+            bytes_received: if fct_us.is_some() { size } else { 0 },
+            retransmits: 0,
+            drops: 0,
+            tag: String::new(),
+        }
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let s = Stats::of((1..=100).map(|x| x as f64).collect());
+        assert_eq!(
+            (s.mean, s.p50, s.p99, s.p999, s.max),
+            (Some(50.5), Some(50.0), Some(99.0), Some(100.0), Some(100.0))
+        );
+        let e = Stats::of(vec![]);
+        assert_eq!((e.count, e.mean, e.p99), (0, None, None));
+        let one = Stats::of(vec![7.0]);
+        assert_eq!((one.p50, one.p999), (Some(7.0), Some(7.0)));
+    }
+
+    #[test]
+    fn buckets_split_at_their_upper_edges() {
+        let run = RunOutput {
+            flows: vec![
+                flow(0, 100_000, Some(20), 10),
+                flow(1, 100_001, Some(30), 10),
+                flow(2, 20_000_000, None, 10),
+                flow(3, 50, Some(10), 10),
+            ],
+            queue_samples: vec![],
+            counters: Counters::default(),
+            events: 0,
+            sim_time: Time::ZERO + Duration::from_us(100),
+            wall_time: std::time::Duration::ZERO,
+            protocol: "x".into(),
+            seed: 1,
+            stop_reason: "time_limit".into(),
+        };
+        let s = Summary::from_run(&run, DEFAULT_BUCKETS);
+        let labels: Vec<&str> = s.buckets.iter().map(|b| b.label.as_str()).collect();
+        assert_eq!(labels, ["0B-100KB", "100KB-1MB", "1MB-10MB", "10MB+"]);
+        assert_eq!(s.buckets[0].flows, 2);
+        assert_eq!(s.buckets[0].slowdown.mean, Some(1.5));
+        assert_eq!(s.buckets[1].flows, 1);
+        assert_eq!(s.buckets[3].flows, 1);
+        assert_eq!(s.buckets[3].slowdown.count, 0);
+        assert_eq!((s.finished, s.unfinished), (3, 1));
+        assert_eq!(s.normalized_fct, Some(2.0));
+        assert!(serde_json::to_string(&s).unwrap().contains("\"p99\":null"));
+    }
+
+    #[test]
+    fn jain_index_values() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0]), 1.0);
+        assert_eq!(jain_index(&[1.0, 0.0]), 0.5);
+        assert!((jain_index(&[1.0, 2.0]) - 0.9).abs() < 1e-12);
+    }
+}
