@@ -285,6 +285,7 @@ impl Config {
             host_queue: n.host_queue.clone(),
             host_buffer: n.host_buffer_bytes.unwrap_or(u64::MAX),
             nic_pull: false,
+            eager_fifo: true,
         };
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.

@@ -13,6 +13,7 @@
 //! when the egress link is faster than the ingress one). Hosts always receive
 //! whole packets.
 
+pub mod eager_fifo;
 pub mod network;
 pub mod packet;
 pub mod port;

@@ -1,5 +1,6 @@
 //! An output port: a queue discipline, a transmitter and the link it feeds.
 
+use crate::net::eager_fifo::EagerFifo;
 use crate::net::packet::{NodeId, Packet};
 use crate::net::queue::{Discipline, Queue};
 use crate::time::{Duration, Rate, Time};
@@ -21,8 +22,11 @@ pub struct Port {
     /// Whether the peer forwards cut-through (it is a switch and the network
     /// is in cut-through mode): it then sees packets once their header arrives.
     pub cut_through: bool,
-    /// Queued packets.
+    /// Queued packets (unused when `fifo` is set).
     pub queue: Queue,
+    /// Set for FIFO ports whose departures are scheduled at enqueue time
+    /// (see [`EagerFifo`]); such ports never need end-of-transmission events.
+    pub fifo: Option<EagerFifo>,
     /// Static byte limit of this port's queue.
     pub limit: u64,
     /// Shared buffer pool of the owning switch, if any.
@@ -57,13 +61,35 @@ pub struct PortStats {
 }
 
 impl Port {
-    /// Bring the time integrals up to `now`; call before the queue changes.
+    /// Bytes queued (not counting the packet being transmitted).
+    #[inline]
+    pub fn queued_bytes(&self) -> u64 {
+        match &self.fifo {
+            Some(f) => f.bytes,
+            None => self.queue.bytes(),
+        }
+    }
+
+    /// Packets queued.
+    #[inline]
+    pub fn queued_packets(&self) -> usize {
+        match &self.fifo {
+            Some(f) => f.len,
+            None => self.queue.len(),
+        }
+    }
+
+    /// Bring the queue and its time integrals up to `now`; call before the
+    /// queue changes or is read.
     #[inline]
     pub fn touch(&mut self, now: Time) {
+        if let Some(f) = self.fifo.as_mut() {
+            f.advance(now, &mut self.stats);
+        }
         let dt = (now - self.stats.last_change).ps() as u128;
         if dt > 0 {
-            self.stats.area_bytes += self.queue.bytes() as u128 * dt;
-            self.stats.area_packets += self.queue.len() as u128 * dt;
+            self.stats.area_bytes += self.queued_bytes() as u128 * dt;
+            self.stats.area_packets += self.queued_packets() as u128 * dt;
             self.stats.last_change = now;
         }
     }
@@ -71,7 +97,7 @@ impl Port {
     /// Record the queue size after a change.
     #[inline]
     pub fn note_size(&mut self) {
-        self.stats.max_bytes = self.stats.max_bytes.max(self.queue.bytes());
+        self.stats.max_bytes = self.stats.max_bytes.max(self.queued_bytes());
     }
 
     /// Mean queue in bytes between `from` (a snapshot) and now.

@@ -95,6 +95,24 @@ impl QueueConfig {
         }
     }
 
+    /// For single-FIFO disciplines (drop-tail, ECN, one-class priority), the
+    /// ECN threshold (if any): such ports can schedule departures at enqueue
+    /// time. `None` for everything else.
+    pub fn eager_fifo(&self) -> Option<Option<EcnThreshold>> {
+        match self {
+            QueueConfig::DropTail => Some(None),
+            QueueConfig::Ecn { k_packets, k_bytes } => {
+                EcnThreshold::from_config(*k_packets, *k_bytes, "", true).ok()
+            }
+            QueueConfig::Priority {
+                classes: 1,
+                k_packets,
+                k_bytes,
+            } => EcnThreshold::from_config(*k_packets, *k_bytes, "", false).ok(),
+            _ => None,
+        }
+    }
+
     /// Build an empty queue. Call [`QueueConfig::validate`] first.
     pub fn build(&self) -> Queue {
         match self {
