@@ -69,7 +69,7 @@ impl Duration {
         self.0 as f64 / PS_PER_SEC as f64
     }
     /// This duration times `n`, saturating.
-    pub fn mul(self, n: u64) -> Duration {
+    pub fn times(self, n: u64) -> Duration {
         Duration(self.0.saturating_mul(n))
     }
 }

@@ -350,7 +350,7 @@ impl Transport for Tcp {
             s.in_recovery = false;
             s.dupacks = 0;
             s.snd_nxt = s.snd_una;
-            s.rto = (s.rto.mul(2)).min(self.params.max_rto);
+            s.rto = (s.rto.times(2)).min(self.params.max_rto);
             s.rto_deadline = Time::MAX;
             self.fill_window(ctx, f, &mut s);
         }
