@@ -4,6 +4,7 @@
 
 pub mod dctcp;
 pub mod pfabric;
+pub mod phost;
 pub mod receiver;
 pub mod tcp;
 
@@ -111,6 +112,71 @@ impl PfabricConfig {
     }
 }
 
+/// pHost settings (times in packet times at the host rate).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhostConfig {
+    /// Flows of at most this many packets are sent unsolicited.
+    #[serde(default = "d_ph_free")]
+    pub free_tokens: u32,
+    /// Token lifetime at the sender.
+    #[serde(default = "d_ph_ttl")]
+    pub token_timeout: f64,
+    /// Re-issue tokens for missing packets after this long.
+    #[serde(default = "d_ph_resend")]
+    pub resend_timeout: f64,
+    /// Unused tokens before a flow is downgraded.
+    #[serde(default = "d_ph_window")]
+    pub window: u32,
+    /// Wait of a downgraded flow for its next token.
+    #[serde(default = "d_ph_window_timeout")]
+    pub window_timeout: f64,
+}
+
+fn d_ph_free() -> u32 {
+    8
+}
+fn d_ph_ttl() -> f64 {
+    1.5
+}
+fn d_ph_resend() -> f64 {
+    9.0
+}
+fn d_ph_window() -> u32 {
+    8
+}
+fn d_ph_window_timeout() -> f64 {
+    15.0
+}
+
+impl PhostConfig {
+    fn params(&self) -> Result<phost::PhostParams> {
+        for (v, f) in [
+            (self.token_timeout, "token_timeout"),
+            (self.resend_timeout, "resend_timeout"),
+            (self.window_timeout, "window_timeout"),
+        ] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(Error::config(
+                    format!("transport.{f}"),
+                    format!("must be positive, got {v}"),
+                ));
+            }
+        }
+        if self.window == 0 {
+            return Err(Error::config("transport.window", "must be at least 1"));
+        }
+        Ok(phost::PhostParams {
+            free_tokens: self.free_tokens,
+            token_timeout: self.token_timeout,
+            resend_timeout: self.resend_timeout,
+            window: self.window,
+            window_timeout: self.window_timeout,
+            hold: true,
+        })
+    }
+}
+
 /// The `[transport]` section: which protocol, and its parameters.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "protocol", rename_all = "snake_case")]
@@ -121,6 +187,8 @@ pub enum TransportConfig {
     Dctcp(TcpConfig),
     /// pFabric's minimal rate control (use with `switch_queue = { kind = "pfabric" }`).
     Pfabric(PfabricConfig),
+    /// pHost's receiver-driven tokens (use with `switch_queue = { kind = "pfabric" }`).
+    Phost(PhostConfig),
 }
 
 impl TransportConfig {
@@ -130,6 +198,7 @@ impl TransportConfig {
             TransportConfig::Tcp(_) => "tcp",
             TransportConfig::Dctcp(_) => "dctcp",
             TransportConfig::Pfabric(_) => "pfabric",
+            TransportConfig::Phost(_) => "phost",
         }
     }
 
@@ -192,6 +261,7 @@ impl TransportConfig {
             TransportConfig::Tcp(c) => Self::tcp_params(c, false).map(|_| ()),
             TransportConfig::Dctcp(c) => Self::tcp_params(c, true).map(|_| ()),
             TransportConfig::Pfabric(c) => c.params().map(|_| ()),
+            TransportConfig::Phost(c) => c.params().map(|_| ()),
         }
     }
 
@@ -202,6 +272,7 @@ impl TransportConfig {
             TransportConfig::Tcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, false)?)),
             TransportConfig::Dctcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, true)?)),
             TransportConfig::Pfabric(c) => setup.run(pfabric::Pfabric::new(c.params()?)),
+            TransportConfig::Phost(c) => setup.run(phost::Phost::new(c.params()?)),
         })
     }
 }

@@ -1,0 +1,488 @@
+//! pHost (Gao et al., CoNEXT 2015): receiver-driven transport over a
+//! commodity fabric with packet spraying and two priority classes.
+//!
+//! A new flow's source sends an RTS; the destination grants the flow one
+//! packet at a time with tokens, at most one token per MTU time over all its
+//! incoming flows, choosing the flow by SRPT. A source holding tokens from
+//! several destinations picks the flow by SRPT too, at the last moment (when
+//! its NIC runs dry). Tokens name the packet to send and expire 1.5 packet
+//! times after they reach the source. Flows of at most 8 packets send
+//! everything at once with free tokens. A flow that leaves 8 tokens unused
+//! is "downgraded": it gets no more tokens until 15 packet times after its
+//! last one. Lost packets are recovered by the receiver, which re-issues
+//! tokens for missing packets 9 packet times after the last token of a
+//! round. Control packets (RTS, token, ACK) have priority over data.
+//!
+//! Mechanics follow the authors' simulator (NetSys/simulator, `ext/
+//! capability*`) as described in `../shared/specs/phost.md` §2: free tokens
+//! only for flows of at most `free_tokens` packets, expiry counted at the
+//! sender, the receiver's token clock held for the free packets' slots, a
+//! final ACK when every packet is in. Packet `i` carries payload bytes
+//! `[i·mss, min((i+1)·mss, size))`: the last packet may be short.
+
+use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind};
+use crate::sim::{Ctx, Transport};
+use crate::time::{Duration, Time};
+
+const RTS: u8 = 0;
+const TOKEN: u8 = 1;
+const DATA: u8 = 2;
+const ACK: u8 = 3;
+/// Host timer: the receiver's next token slot.
+const TIMER_SLOT: u8 = 0;
+
+/// pHost parameters, in packet times (`T_pkt`: one MTU at the host rate).
+#[derive(Clone, Debug)]
+pub struct PhostParams {
+    /// Flows of at most this many packets are sent unsolicited (free tokens).
+    pub free_tokens: u32,
+    /// Token lifetime at the sender, in packet times.
+    pub token_timeout: f64,
+    /// Re-issue tokens for missing packets this long after a round's last
+    /// token, in packet times.
+    pub resend_timeout: f64,
+    /// Unused tokens that trigger a downgrade.
+    pub window: u32,
+    /// How long a downgraded flow waits for its next token, in packet times.
+    pub window_timeout: f64,
+    /// Hold the token clock for the slots of free-token packets.
+    pub hold: bool,
+}
+
+impl Default for PhostParams {
+    fn default() -> Self {
+        PhostParams {
+            free_tokens: 8,
+            token_timeout: 1.5,
+            resend_timeout: 9.0,
+            window: 8,
+            window_timeout: 15.0,
+            hold: true,
+        }
+    }
+}
+
+/// A token held by a sender.
+#[derive(Clone, Copy, Debug)]
+struct Token {
+    expires: Time,
+    /// Packet index to send.
+    pkt: u32,
+    /// Token sequence number within the flow (0 for free tokens).
+    seq: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SendFlow {
+    /// Tokens in arrival order (so in expiry order).
+    tokens: std::collections::VecDeque<Token>,
+    /// Packets the receiver last said it still misses.
+    remaining: u32,
+    active: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RecvFlow {
+    started: bool,
+    finished: bool,
+    received: Vec<bool>,
+    n_received: u32,
+    /// First packet index not yet received.
+    until: u32,
+    /// Tokens issued (free ones included).
+    count: u32,
+    /// Tokens that may be issued before waiting for the resend timer.
+    goal: u32,
+    /// Highest token sequence echoed by data.
+    largest_seq_echoed: u32,
+    last_token_at: Time,
+    /// Packet index of the last token issued.
+    last_pkt: Option<u32>,
+    /// Re-issue timer (`None`: not armed).
+    resend_at: Option<Time>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Host {
+    /// Flows this host is sending.
+    sending: Vec<FlowId>,
+    /// Flows this host is receiving.
+    receiving: Vec<FlowId>,
+    /// Token slots to skip (free packets are using them).
+    hold_on: u32,
+    /// Time of the pending slot event, if any.
+    slot_at: Option<Time>,
+    /// Whether the pending slot is a wake-up (a flow's timer), not pacing.
+    slot_is_wakeup: bool,
+}
+
+/// pHost for every host and flow of a run.
+pub struct Phost {
+    params: PhostParams,
+    send: Vec<SendFlow>,
+    recv: Vec<RecvFlow>,
+    hosts: Vec<Host>,
+    /// Tokens the receivers issued (free tokens not counted).
+    pub tokens_issued: u64,
+    /// When set, every token's (receiver, send time) is logged (tests).
+    pub token_log: Option<Vec<(NodeId, Time)>>,
+    /// When set, every data packet's (flow, token seq, token expiry, send
+    /// time) is logged (tests).
+    pub data_log: Option<Vec<(FlowId, u32, Time, Time)>>,
+}
+
+fn n_packets(size: u64, mss: u32) -> u32 {
+    size.div_ceil(mss as u64).max(1) as u32
+}
+
+impl Phost {
+    /// A transport with these parameters.
+    pub fn new(params: PhostParams) -> Self {
+        Phost {
+            params,
+            send: Vec::new(),
+            recv: Vec::new(),
+            hosts: Vec::new(),
+            tokens_issued: 0,
+            token_log: None,
+            data_log: None,
+        }
+    }
+
+    /// Packet time at a host's link rate.
+    fn t_pkt(ctx: &Ctx, host: NodeId) -> Duration {
+        let f = ctx.format();
+        ctx.host_rate(host).tx_time((f.mss + f.header) as u64)
+    }
+
+    fn times(d: Duration, k: f64) -> Duration {
+        Duration((d.ps() as f64 * k).round() as u64)
+    }
+
+    fn ctrl(ctx: &Ctx, f: FlowId, src: NodeId, dst: NodeId, kind: u8, a: u64, b: u32) -> Packet {
+        let mut p = Packet::new(
+            f,
+            src,
+            dst,
+            ctx.format().header,
+            PacketKind::Control,
+            Header::Ctrl { kind, a, b },
+        );
+        p.class = 0;
+        p.prio = 0;
+        p.sent_at = ctx.now();
+        p
+    }
+
+    fn ensure(&mut self, ctx: &Ctx) {
+        if self.send.len() < ctx.n_flows() {
+            self.send.resize(ctx.n_flows(), SendFlow::default());
+            self.recv.resize(ctx.n_flows(), RecvFlow::default());
+        }
+    }
+
+    fn host(&mut self, h: NodeId) -> &mut Host {
+        if self.hosts.len() <= h.idx() {
+            self.hosts.resize(h.idx() + 1, Host::default());
+        }
+        &mut self.hosts[h.idx()]
+    }
+
+    /// The sender's loop: if the NIC is free, send one data packet of the
+    /// flow with the fewest remaining packets that holds a live token.
+    fn try_send(&mut self, ctx: &mut Ctx, host: NodeId) {
+        if !ctx.nic_idle(host) {
+            return;
+        }
+        let now = ctx.now();
+        let mut best: Option<(u32, Time, FlowId)> = None;
+        let sending = std::mem::take(&mut self.host(host).sending);
+        for &f in &sending {
+            let s = &mut self.send[f.idx()];
+            while s.tokens.front().is_some_and(|t| t.expires < now) {
+                s.tokens.pop_front();
+            }
+            if s.tokens.is_empty() {
+                continue;
+            }
+            let key = (s.remaining, ctx.flow(f).start, f);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        self.hosts[host.idx()].sending = sending;
+        let Some((_, _, f)) = best else { return };
+        let Some(tok) = self.send[f.idx()].tokens.pop_front() else {
+            return;
+        };
+        let spec = ctx.flow(f);
+        let (src, dst, size) = (spec.src, spec.dst, spec.size);
+        let fmt = ctx.format();
+        let first = tok.pkt as u64 * fmt.mss as u64;
+        let len = (size - first).min(fmt.mss as u64) as u32;
+        let mut p = Packet::new(
+            f,
+            src,
+            dst,
+            len + fmt.header,
+            PacketKind::Data,
+            Header::Ctrl {
+                kind: DATA,
+                a: tok.pkt as u64,
+                b: tok.seq,
+            },
+        );
+        p.payload = len;
+        p.class = 1;
+        p.prio = 1;
+        p.sent_at = now;
+        if let Some(log) = self.data_log.as_mut() {
+            log.push((f, tok.seq, tok.expires, now));
+        }
+        ctx.send(p);
+    }
+
+    /// Receiver: set up a flow on its RTS (or its first data packet).
+    fn open_recv(&mut self, ctx: &mut Ctx, f: FlowId) {
+        let spec = ctx.flow(f);
+        let (dst, size) = (spec.dst, spec.size);
+        let n = n_packets(size, ctx.format().mss);
+        let r = &mut self.recv[f.idx()];
+        if r.started {
+            return;
+        }
+        let free = if n <= self.params.free_tokens { n } else { 0 };
+        r.started = true;
+        r.received = vec![false; n as usize];
+        r.count = free;
+        r.goal = n;
+        r.last_pkt = free.checked_sub(1);
+        let t_pkt = Self::t_pkt(ctx, dst);
+        if free == n {
+            // Fully covered by free tokens: wait about twice the flow's own
+            // transmission time before re-issuing tokens.
+            r.resend_at = Some(ctx.now() + t_pkt.times(2 * free as u64));
+        }
+        let hold = self.params.hold;
+        let h = self.host(dst);
+        if hold {
+            h.hold_on += free;
+        }
+        h.receiving.push(f);
+        match h.slot_at {
+            None => self.run_slot(ctx, dst),
+            Some(_) if h.slot_is_wakeup => {
+                h.slot_at = None;
+                self.run_slot(ctx, dst);
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn schedule_slot(&mut self, ctx: &mut Ctx, host: NodeId, at: Time, wakeup: bool) {
+        let h = self.host(host);
+        h.slot_at = Some(at);
+        h.slot_is_wakeup = wakeup;
+        ctx.set_timer(at, host.0, TIMER_SLOT);
+    }
+
+    /// One token slot at a receiver (spec §2.3).
+    fn run_slot(&mut self, ctx: &mut Ctx, host: NodeId) {
+        let now = ctx.now();
+        let t_pkt = Self::t_pkt(ctx, host);
+        self.host(host).slot_at = None;
+        if self.hosts[host.idx()].hold_on > 0 {
+            self.hosts[host.idx()].hold_on -= 1;
+            self.schedule_slot(ctx, host, now + t_pkt, false);
+            return;
+        }
+        // Drop finished flows, then scan by receiver-side SRPT.
+        let recv = &self.recv;
+        self.hosts[host.idx()]
+            .receiving
+            .retain(|f| !recv[f.idx()].finished);
+        let mut order: Vec<(u64, Time, FlowId)> = self.hosts[host.idx()]
+            .receiving
+            .iter()
+            .map(|&f| {
+                let r = &self.recv[f.idx()];
+                let s = ctx.flow(f);
+                let got = (r.n_received as u64 * ctx.format().mss as u64).min(s.size);
+                (s.size - got, s.start, f)
+            })
+            .collect();
+        order.sort_unstable();
+        let mut wake: Option<Time> = None;
+        let resend = Self::times(t_pkt, self.params.resend_timeout);
+        let window_timeout = Self::times(t_pkt, self.params.window_timeout);
+        for (_, _, f) in order {
+            let r = &mut self.recv[f.idx()];
+            if let Some(t) = r.resend_at {
+                if t > now {
+                    wake = Some(wake.map_or(t, |w| w.min(t)));
+                    continue;
+                }
+                // Re-issue: allow tokens for the packets still missing.
+                r.resend_at = None;
+                r.goal = r.count + (r.received.len() as u32 - r.n_received);
+            }
+            if r.count >= r.goal {
+                continue;
+            }
+            let gap = r.count.saturating_sub(r.largest_seq_echoed);
+            if gap > self.params.window {
+                // Downgraded: one more token only after the window timeout.
+                let t = r.last_token_at + window_timeout;
+                if now >= t {
+                    r.largest_seq_echoed = r.count - self.params.window;
+                } else {
+                    wake = Some(wake.map_or(t, |w| w.min(t)));
+                    continue;
+                }
+            }
+            // The next missing packet after the last one tokenised, wrapping.
+            let n = r.received.len() as u32;
+            let start = r.last_pkt.map_or(0, |p| p + 1);
+            let pick = (start..n)
+                .chain(r.until..start.min(n))
+                .find(|&i| !r.received[i as usize]);
+            let Some(pkt) = pick else { continue };
+            r.count += 1;
+            r.last_pkt = Some(pkt);
+            r.last_token_at = now;
+            if r.count >= r.goal {
+                r.resend_at = Some(now + resend);
+            }
+            let remaining = n - r.n_received;
+            let seq = r.count;
+            let spec = ctx.flow(f);
+            let (src, dst) = (spec.src, spec.dst);
+            // The sender counts the token's lifetime from its arrival.
+            let tok = Self::ctrl(
+                ctx,
+                f,
+                dst,
+                src,
+                TOKEN,
+                (seq as u64) << 32 | pkt as u64,
+                remaining,
+            );
+            ctx.send(tok);
+            self.tokens_issued += 1;
+            if let Some(log) = self.token_log.as_mut() {
+                log.push((host, now));
+            }
+            self.schedule_slot(ctx, host, now + t_pkt, false);
+            return;
+        }
+        if let Some(w) = wake {
+            self.schedule_slot(ctx, host, w.max(now + Duration::from_ps(1)), true);
+        }
+    }
+
+    fn on_data(&mut self, ctx: &mut Ctx, pkt: Packet, idx: u32, seq: u32) {
+        let f = pkt.flow;
+        if !self.recv[f.idx()].started {
+            self.open_recv(ctx, f);
+        }
+        let mss = ctx.format().mss as u64;
+        let size = ctx.flow(f).size;
+        let r = &mut self.recv[f.idx()];
+        r.largest_seq_echoed = r.largest_seq_echoed.max(seq);
+        let i = idx as usize;
+        if i < r.received.len() && !r.received[i] {
+            r.received[i] = true;
+            r.n_received += 1;
+            while (r.until as usize) < r.received.len() && r.received[r.until as usize] {
+                r.until += 1;
+            }
+        }
+        let in_order = (r.until as u64 * mss).min(size);
+        let done = r.n_received as usize == r.received.len();
+        ctx.set_received(f, in_order);
+        if done && !r.finished {
+            r.finished = true;
+            let ack = Self::ctrl(ctx, f, pkt.dst, pkt.src, ACK, 0, 0);
+            ctx.send(ack);
+        }
+    }
+}
+
+impl Transport for Phost {
+    fn name(&self) -> &'static str {
+        "phost"
+    }
+
+    fn wants_nic_pull(&self) -> bool {
+        true
+    }
+
+    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+        self.ensure(ctx);
+        let spec = ctx.flow(f);
+        let (src, dst, size) = (spec.src, spec.dst, spec.size);
+        let n = n_packets(size, ctx.format().mss);
+        let t_pkt = Self::t_pkt(ctx, src);
+        let s = &mut self.send[f.idx()];
+        s.remaining = n;
+        s.active = true;
+        if n <= self.params.free_tokens {
+            // Free tokens for the whole flow (spec §2.2 step 1).
+            let expires = ctx.now() + Self::times(t_pkt, n as f64 + self.params.token_timeout);
+            s.tokens.extend((0..n).map(|pkt| Token {
+                expires,
+                pkt,
+                seq: 0,
+            }));
+        }
+        let rts = Self::ctrl(ctx, f, src, dst, RTS, n as u64, 0);
+        ctx.send(rts);
+        self.host(src).sending.push(f);
+        self.try_send(ctx, src);
+    }
+
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let Header::Ctrl { kind, a, b } = pkt.header else {
+            debug_assert!(false, "pHost got a foreign packet");
+            return;
+        };
+        match kind {
+            RTS => self.open_recv(ctx, pkt.flow),
+            TOKEN => {
+                let f = pkt.flow;
+                let ttl = Self::times(Self::t_pkt(ctx, pkt.dst), self.params.token_timeout);
+                let s = &mut self.send[f.idx()];
+                if s.active {
+                    s.tokens.push_back(Token {
+                        expires: ctx.now() + ttl,
+                        pkt: a as u32,
+                        seq: (a >> 32) as u32,
+                    });
+                    s.remaining = b;
+                    self.try_send(ctx, pkt.dst);
+                }
+            }
+            DATA => self.on_data(ctx, pkt, a as u32, b),
+            ACK => {
+                let f = pkt.flow;
+                let s = &mut self.send[f.idx()];
+                s.active = false;
+                s.tokens.clear();
+                let src = pkt.dst;
+                self.host(src).sending.retain(|&g| g != f);
+            }
+            _ => debug_assert!(false, "unknown pHost packet"),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, _kind: u8) {
+        let host = NodeId(id);
+        if self.host(host).slot_at == Some(ctx.now()) {
+            self.run_slot(ctx, host);
+        }
+    }
+
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        self.try_send(ctx, host);
+    }
+}
