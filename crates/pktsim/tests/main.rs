@@ -2,5 +2,6 @@
 
 mod common;
 mod ideal_fct;
+mod phost_pfabric;
 mod switching;
 mod tcp_dumbbell;

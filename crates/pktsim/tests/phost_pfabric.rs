@@ -1,0 +1,163 @@
+//! pFabric and pHost end to end.
+
+use crate::common::{assert_conserved, prepare, run};
+use pktsim::sim::Simulation;
+use pktsim::time::Duration;
+use pktsim::transport::phost::{Phost, PhostParams};
+
+/// A small two-rack fabric with pFabric switch queues.
+fn fabric(transport: &str, queue_bytes: u64, workload: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 8
+host_rate = "10Gbps"
+fabric_rate = "40Gbps"
+link_delay = "0.2us"
+[network]
+forwarding = "cut_through"
+load_balancing = "spray_round_robin"
+switch_queue = {{ kind = "pfabric" }}
+switch_buffer_bytes = {queue_bytes}
+[transport]
+{transport}
+{workload}
+"#
+    )
+}
+
+#[test]
+fn pfabric_short_flow_overtakes_a_long_flow() {
+    // A 1 MB flow and, 50 us later, a 10 KB flow from another host to the
+    // same receiver: pFabric serves the short flow first.
+    let w = r#"
+[[workload]]
+kind = "csv"
+file = "tests/data/long_then_short.csv"
+"#;
+    let out = run(&fabric("protocol = \"pfabric\"", 36_000, w));
+    let short = &out.flows[1];
+    assert_eq!(short.size_bytes, 10_000);
+    let s = short.slowdown().unwrap();
+    assert!(s <= 1.5, "short flow slowdown {s:.3}");
+    assert!(out.flows[0].finish.is_some());
+}
+
+#[test]
+fn pfabric_recovers_losses_by_timeout() {
+    // Incast of 12 x 30 KB into a 6-packet buffer: drops are certain, and
+    // with duplicate-ACK retransmission off only the fixed RTO recovers them.
+    let w = r#"
+[[workload]]
+kind = "incast"
+senders = 12
+size = 30000
+queries = 3
+interval = "2ms"
+receiver = 0
+"#;
+    let out = run(&fabric("protocol = \"pfabric\"", 9_000, w));
+    assert!(out.counters.dropped_total(0) > 0, "no drops");
+    assert!(
+        out.flows.iter().all(|f| f.finish.is_some()),
+        "a flow never finished"
+    );
+    assert!(out.flows.iter().map(|f| f.retransmits).sum::<u32>() > 0);
+}
+
+fn phost_sim(toml: &str) -> Simulation<Phost> {
+    let exp = prepare(toml);
+    let mut t = Phost::new(PhostParams::default());
+    t.token_log = Some(Vec::new());
+    t.data_log = Some(Vec::new());
+    Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
+}
+
+#[test]
+fn phost_receiver_paces_tokens_at_one_per_mtu_time() {
+    // Four 300 KB flows into one receiver: tokens leave it back to back.
+    let w = r#"
+[[workload]]
+kind = "static"
+senders = [1, 2, 3, 9]
+receiver = 0
+size = 300000
+"#;
+    let mut sim = phost_sim(&fabric("protocol = \"phost\"", 36_864, w));
+    let reason = sim.run(None);
+    let log = sim.transport.token_log.take().unwrap();
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    let times: Vec<u64> = log
+        .iter()
+        .filter(|(h, _)| h.0 == 0)
+        .map(|(_, t)| t.ps())
+        .collect();
+    assert!(times.len() > 500, "{} tokens", times.len());
+    let mtu_time = 1_200_000; // 1500 B at 10 Gbit/s, in ps
+                              // While the receiver has demand, gaps are one MTU time (within 1 %).
+    let busy: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).take(400).collect();
+    assert!(
+        busy.iter().all(|&g| g.abs_diff(mtu_time) <= mtu_time / 100),
+        "token gaps {:?}",
+        &busy[..10]
+    );
+}
+
+#[test]
+fn phost_short_flow_needs_no_tokens() {
+    // 8 packets: sent at once with free tokens, done in one trip.
+    let w = r#"
+[[workload]]
+kind = "static"
+pairs = [[0, 12]]
+size = 11680
+"#;
+    let mut sim = phost_sim(&fabric("protocol = \"phost\"", 36_864, w));
+    let reason = sim.run(None);
+    let issued = sim.transport.tokens_issued;
+    let out = sim.finish(reason);
+    assert_eq!(issued, 0, "a free-token flow asked for tokens");
+    let f = &out.flows[0];
+    // The RTS (one header) goes out first; nothing else delays the data.
+    let extra = f.fct().unwrap() - f.ideal_fct;
+    assert!(
+        extra <= Duration::from_ns(40),
+        "fct exceeds ideal by {extra:?}"
+    );
+}
+
+#[test]
+fn phost_recovers_lost_packets_by_token_reissue_and_never_uses_expired_tokens() {
+    // Incast of free-token flows into a small buffer: data is dropped, and
+    // only re-issued tokens can recover it.
+    let w = r#"
+[[workload]]
+kind = "incast"
+senders = 14
+size = 11680
+queries = 4
+interval = "1ms"
+receiver = 0
+"#;
+    let mut sim = phost_sim(&fabric("protocol = \"phost\"", 12_000, w));
+    let reason = sim.run(None);
+    let issued = sim.transport.tokens_issued;
+    let data = sim.transport.data_log.take().unwrap();
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert!(out.counters.dropped_total(0) > 0, "no data dropped");
+    assert!(issued > 0, "no tokens re-issued");
+    assert!(
+        out.flows.iter().all(|f| f.finish.is_some()),
+        "a flow never finished"
+    );
+    assert!(
+        data.iter().all(|&(_, _, expires, sent)| sent <= expires),
+        "an expired token was used"
+    );
+}
