@@ -9,7 +9,7 @@
 use crate::engine::EventQueue;
 use crate::metrics::ideal::{ideal_fct, Hop};
 use crate::metrics::{FlowResult, QueueSample, RunOutput};
-use crate::net::packet::{FlowId, NodeId, Packet, PortId};
+use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind, PortId};
 use crate::net::Network;
 use crate::time::{Duration, Rate, Time};
 use crate::workload::{FlowSpec, Workload};
@@ -132,6 +132,26 @@ impl Ctx<'_> {
     pub fn count_retransmit(&mut self, f: FlowId) {
         self.progress[f.idx()].retransmits += 1;
     }
+    /// A data packet of flow `f` carrying payload from byte `first`: at most
+    /// one MSS and `max_len` bytes, class 1, timestamped now. The caller sets
+    /// protocol fields (priority, flags) before sending it.
+    pub fn data_packet(&self, f: FlowId, first: u64, max_len: u64, header: Header) -> Packet {
+        let spec = &self.flows[f.idx()];
+        let len = (spec.size - first).min(self.format.mss as u64).min(max_len) as u32;
+        let mut p = Packet::new(
+            f,
+            spec.src,
+            spec.dst,
+            len + self.format.header,
+            PacketKind::Data,
+            header,
+        );
+        p.payload = len;
+        p.class = 1;
+        p.sent_at = self.now;
+        p
+    }
+
     /// Whether `host`'s NIC is idle with nothing queued.
     #[inline]
     pub fn nic_idle(&self, host: NodeId) -> bool {

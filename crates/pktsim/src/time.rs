@@ -182,15 +182,19 @@ impl fmt::Display for Duration {
     }
 }
 
-/// Parse a rate such as `"10Gbps"`, `"40 Gbit/s"`, `"100M"` or `"2.5Gbps"`.
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
+/// Split `"2.5 Gbps"` into its number (`"2.5"`) and lower-case unit (`"gbps"`).
+fn split_number(s: &str) -> (&str, String) {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let num = num.trim();
-    let unit = unit.trim().to_ascii_lowercase();
+    (num.trim(), unit.trim().to_ascii_lowercase())
+}
+
+/// Parse a rate such as `"10Gbps"`, `"40 Gbit/s"`, `"100M"` or `"2.5Gbps"`.
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let (num, unit) = split_number(s);
     let mult: f64 = match unit.as_str() {
         "" | "bps" | "bit/s" | "b/s" => 1.0,
         "k" | "kbps" | "kbit/s" | "kb/s" => 1e3,
@@ -215,12 +219,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
 
 /// Parse a duration such as `"0.2us"`, `"40ms"`, `"1s"`, `"500ns"` or `"200ps"`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let unit = unit.trim().to_ascii_lowercase();
+    let (num, unit) = split_number(s);
     let mult: f64 = match unit.as_str() {
         "ps" => 1.0,
         "ns" => 1e3,
@@ -231,7 +230,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("unknown duration unit {unit:?} in {s:?}")),
     };
     let v: f64 = num
-        .trim()
         .parse()
         .map_err(|_| format!("cannot read a number in duration {s:?}"))?;
     let ps = v * mult;

@@ -11,7 +11,7 @@
 //! and the sender skips data the receiver already holds (SACK; here read from
 //! the receiver's state, as pHost's simulator does).
 
-use crate::net::packet::{FlowId, Header, Packet, PacketKind};
+use crate::net::packet::{FlowId, Header, Packet};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
 use crate::transport::receiver::AckReceiver;
@@ -93,21 +93,9 @@ impl Pfabric {
         seq: u64,
         max_len: u64,
     ) -> u64 {
-        let spec = ctx.flow(f);
-        let (src, dst, size) = (spec.src, spec.dst, spec.size);
-        let fmt = ctx.format();
-        let len = (size - seq).min(fmt.mss as u64).min(max_len);
-        let mut p = Packet::new(
-            f,
-            src,
-            dst,
-            len as u32 + fmt.header,
-            PacketKind::Data,
-            Header::TcpData { seq },
-        );
-        p.payload = len as u32;
-        p.class = 1;
-        p.sent_at = ctx.now();
+        let size = ctx.flow(f).size;
+        let mut p = ctx.data_packet(f, seq, max_len, Header::TcpData { seq });
+        let len = p.payload as u64;
         // Priority = remaining size, recomputed at every (re)transmission:
         // flow size minus what the receiver acknowledged or holds (SACK).
         let r = &self.receivers[f.idx()];

@@ -215,27 +215,14 @@ impl Phost {
         let Some(tok) = self.send[f.idx()].tokens.pop_front() else {
             return;
         };
-        let spec = ctx.flow(f);
-        let (src, dst, size) = (spec.src, spec.dst, spec.size);
-        let fmt = ctx.format();
-        let first = tok.pkt as u64 * fmt.mss as u64;
-        let len = (size - first).min(fmt.mss as u64) as u32;
-        let mut p = Packet::new(
-            f,
-            src,
-            dst,
-            len + fmt.header,
-            PacketKind::Data,
-            Header::Ctrl {
-                kind: DATA,
-                a: tok.pkt as u64,
-                b: tok.seq,
-            },
-        );
-        p.payload = len;
-        p.class = 1;
+        let first = tok.pkt as u64 * ctx.format().mss as u64;
+        let header = Header::Ctrl {
+            kind: DATA,
+            a: tok.pkt as u64,
+            b: tok.seq,
+        };
+        let mut p = ctx.data_packet(f, first, u64::MAX, header);
         p.prio = 1;
-        p.sent_at = now;
         if let Some(log) = self.data_log.as_mut() {
             log.push((f, tok.seq, tok.expires, now));
         }

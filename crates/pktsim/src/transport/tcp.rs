@@ -6,7 +6,7 @@
 //! The receiver reports in-order progress to the simulation, so a flow's FCT
 //! ends when its last byte reaches the receiver.
 
-use crate::net::packet::{flags, FlowId, Header, Packet, PacketKind};
+use crate::net::packet::{flags, FlowId, Header, Packet};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
 use crate::transport::dctcp::Dctcp;
@@ -114,21 +114,8 @@ impl Tcp {
     }
 
     fn send_segment(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender, seq: u64) {
-        let spec = ctx.flow(f);
-        let (src, dst, size) = (spec.src, spec.dst, spec.size);
-        let fmt = ctx.format();
-        let len = (size - seq).min(fmt.mss as u64) as u32;
-        let mut p = Packet::new(
-            f,
-            src,
-            dst,
-            len + fmt.header,
-            PacketKind::Data,
-            Header::TcpData { seq },
-        );
-        p.payload = len;
-        p.class = 1;
-        p.sent_at = ctx.now();
+        let mut p = ctx.data_packet(f, seq, u64::MAX, Header::TcpData { seq });
+        let len = p.payload;
         if s.dctcp.is_some() {
             p.flags |= flags::ECT;
         }
