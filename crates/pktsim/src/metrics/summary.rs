@@ -35,20 +35,22 @@ impl Stats {
     pub fn of(mut values: Vec<f64>) -> Stats {
         values.sort_by(f64::total_cmp);
         let n = values.len();
-        let pct = |p: f64| {
+        // Ranks in integer per-mille, so that p99.9 of 1000 values is the
+        // 999th, not the 1000th through floating-point rounding.
+        let pct = |per_mille: usize| {
             if n == 0 {
                 None
             } else {
-                let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as usize;
+                let rank = (per_mille * n).div_ceil(1000).max(1);
                 Some(values[rank.min(n) - 1])
             }
         };
         Stats {
             count: n,
             mean: (n > 0).then(|| values.iter().sum::<f64>() / n as f64),
-            p50: pct(50.0),
-            p99: pct(99.0),
-            p999: pct(99.9),
+            p50: pct(500),
+            p99: pct(990),
+            p999: pct(999),
             max: values.last().copied(),
         }
     }
@@ -297,6 +299,8 @@ mod tests {
             (s.mean, s.p50, s.p99, s.p999, s.max),
             (Some(50.5), Some(50.0), Some(99.0), Some(100.0), Some(100.0))
         );
+        let k = Stats::of((1..=1000).map(|x| x as f64).collect());
+        assert_eq!((k.p99, k.p999), (Some(990.0), Some(999.0)));
         let e = Stats::of(vec![]);
         assert_eq!((e.count, e.mean, e.p99), (0, None, None));
         let one = Stats::of(vec![7.0]);
