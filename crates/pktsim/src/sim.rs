@@ -166,22 +166,6 @@ impl Ctx<'_> {
     pub fn format(&self) -> PacketFormat {
         self.format
     }
-    /// Unloaded round-trip time between two hosts for a full data packet out
-    /// and a header-only packet back (store-and-forward estimate).
-    pub fn base_rtt(&self, a: NodeId, b: NodeId) -> Duration {
-        let one_way = |s, d, bytes: u64| {
-            self.net
-                .path(s, d)
-                .iter()
-                .map(|p| {
-                    let port = &self.net.ports[p.idx()];
-                    port.delay + port.rate.tx_time(bytes)
-                })
-                .fold(Duration::ZERO, |x, y| x + y)
-        };
-        let f = self.format;
-        one_way(a, b, (f.mss + f.header) as u64) + one_way(b, a, f.header as u64)
-    }
 }
 
 /// Progress report for long runs (progress bars).

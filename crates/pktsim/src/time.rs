@@ -147,11 +147,6 @@ impl Rate {
         let d = self.0 as u128;
         Duration(num.div_ceil(d) as u64)
     }
-
-    /// How many whole bytes this rate carries in `d` (rounded down).
-    pub fn bytes_in(self, d: Duration) -> u64 {
-        (d.0 as u128 * self.0 as u128 / (8 * PS_PER_SEC as u128)) as u64
-    }
 }
 
 impl fmt::Display for Rate {

@@ -24,7 +24,7 @@
 //! also handles the short last packet and cut-through exactly. It runs in
 //! O(hops), since identical packets leave each hop evenly spaced.
 
-use crate::time::{Duration, Rate, Time};
+use crate::time::{Duration, Rate};
 
 /// One hop of a path.
 #[derive(Clone, Copy, Debug)]
@@ -98,11 +98,6 @@ pub fn ideal_fct(size: u64, mss: u32, header: u32, path: &[Hop]) -> Duration {
         }
     }
     Duration::from_ps(finish)
-}
-
-/// Convenience: the ideal finish time of a flow started at `start`.
-pub fn ideal_finish(start: Time, size: u64, mss: u32, header: u32, path: &[Hop]) -> Time {
-    start + ideal_fct(size, mss, header, path)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::net::queue::{Discipline, Drops, QueueConfig};
 use crate::net::routing::Routing;
 use crate::net::topology::TopologySpec;
 use crate::sim::Event;
-use crate::time::{Duration, Rate, Time};
+use crate::time::{Rate, Time};
 use std::collections::VecDeque;
 
 /// How switches forward packets.
@@ -493,7 +493,7 @@ impl Network {
                 }
             }
         };
-        self.routing.next_hops(sw, pkt.dst)[i]
+        hops[i]
     }
 
     /// One queue sample per port of the selected nodes.
@@ -549,16 +549,6 @@ impl Network {
             at = self.ports[p.idx()].peer;
         }
         out
-    }
-
-    /// Drop counts by reason, for messages.
-    pub fn drop_reason_names() -> [&'static str; DropReason::COUNT] {
-        DropReason::ALL.map(|r| r.name())
-    }
-
-    /// Propagation delay of a port's link.
-    pub fn delay(&self, pid: PortId) -> Duration {
-        self.ports[pid.idx()].delay
     }
 }
 
