@@ -172,8 +172,12 @@ impl Network {
                     params.switch_buffer
                 };
                 let queue = qcfg.build();
+                // Only switch ports: host NICs must report when they run dry
+                // to transports that pull (see `nic_pull`).
                 let fifo = match qcfg.eager_fifo() {
-                    Some(ecn) if pool_of[from.idx()].is_none() && params.eager_fifo => {
+                    Some(ecn)
+                        if !from_host && pool_of[from.idx()].is_none() && params.eager_fifo =>
+                    {
                         Some(crate::net::eager_fifo::EagerFifo::new(ecn))
                     }
                     _ => None,
