@@ -69,16 +69,19 @@ receiver = 0
 }
 
 fn phost_sim(toml: &str) -> Simulation<Phost> {
+    phost_sim_with(toml, PhostParams::default())
+}
+
+fn phost_sim_with(toml: &str, params: PhostParams) -> Simulation<Phost> {
     let exp = prepare(toml);
-    let mut t = Phost::new(PhostParams::default());
+    let mut t = Phost::new(params);
     t.token_log = Some(Vec::new());
     t.data_log = Some(Vec::new());
     Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
 }
 
-#[test]
-fn phost_receiver_paces_tokens_at_one_per_mtu_time() {
-    // Four 300 KB flows into one receiver: tokens leave it back to back.
+/// Token send times at receiver 0 for four 300 KB flows into it.
+fn token_gaps(params: PhostParams) -> Vec<u64> {
     let w = r#"
 [[workload]]
 kind = "static"
@@ -86,7 +89,7 @@ senders = [1, 2, 3, 9]
 receiver = 0
 size = 300000
 "#;
-    let mut sim = phost_sim(&fabric("protocol = \"phost\"", 36_864, w));
+    let mut sim = phost_sim_with(&fabric("protocol = \"phost\"", 36_864, w), params);
     let reason = sim.run(None);
     let log = sim.transport.token_log.take().unwrap();
     let out = sim.finish(reason);
@@ -98,13 +101,28 @@ size = 300000
         .map(|(_, t)| t.ps())
         .collect();
     assert!(times.len() > 500, "{} tokens", times.len());
+    // While the receiver has demand: the first 400 gaps.
+    times.windows(2).map(|w| w[1] - w[0]).take(400).collect()
+}
+
+#[test]
+fn phost_receiver_paces_tokens_at_one_per_mtu_time() {
     let mtu_time = 1_200_000; // 1500 B at 10 Gbit/s, in ps
-                              // While the receiver has demand, gaps are one MTU time (within 1 %).
-    let busy: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).take(400).collect();
+    let gaps = token_gaps(PhostParams::default());
     assert!(
-        busy.iter().all(|&g| g.abs_diff(mtu_time) <= mtu_time / 100),
+        gaps.iter().all(|&g| g.abs_diff(mtu_time) <= mtu_time / 100),
         "token gaps {:?}",
-        &busy[..10]
+        &gaps[..10]
+    );
+    // The 2015 simulator's slower clock: one token per 1540 B time.
+    let slow = token_gaps(PhostParams {
+        token_slot_bytes: Some(1540),
+        ..PhostParams::default()
+    });
+    assert!(
+        slow.iter().all(|&g| g.abs_diff(1_232_000) <= 12_320),
+        "{:?}",
+        &slow[..10]
     );
 }
 

@@ -131,6 +131,10 @@ pub struct PhostConfig {
     /// Wait of a downgraded flow for its next token.
     #[serde(default = "d_ph_window_timeout")]
     pub window_timeout: f64,
+    /// Bytes per token slot (default: one MTU, tokens at line rate; pHost's
+    /// 2015 simulator used 1540).
+    #[serde(default)]
+    pub token_slot_bytes: Option<u32>,
 }
 
 fn d_ph_free() -> u32 {
@@ -166,6 +170,12 @@ impl PhostConfig {
         if self.window == 0 {
             return Err(Error::config("transport.window", "must be at least 1"));
         }
+        if self.token_slot_bytes == Some(0) {
+            return Err(Error::config(
+                "transport.token_slot_bytes",
+                "must be positive",
+            ));
+        }
         Ok(phost::PhostParams {
             free_tokens: self.free_tokens,
             token_timeout: self.token_timeout,
@@ -173,6 +183,7 @@ impl PhostConfig {
             window: self.window,
             window_timeout: self.window_timeout,
             hold: true,
+            token_slot_bytes: self.token_slot_bytes,
         })
     }
 }

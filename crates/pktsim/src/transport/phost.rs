@@ -47,6 +47,9 @@ pub struct PhostParams {
     pub window_timeout: f64,
     /// Hold the token clock for the slots of free-token packets.
     pub hold: bool,
+    /// Bytes per token slot (`None`: one MTU, i.e. tokens at line rate).
+    /// pHost's 2015 simulator used 1540 B, leaving room for control packets.
+    pub token_slot_bytes: Option<u32>,
 }
 
 impl Default for PhostParams {
@@ -58,6 +61,7 @@ impl Default for PhostParams {
             window: 8,
             window_timeout: 15.0,
             hold: true,
+            token_slot_bytes: None,
         }
     }
 }
@@ -153,6 +157,14 @@ impl Phost {
     fn t_pkt(ctx: &Ctx, host: NodeId) -> Duration {
         let f = ctx.format();
         ctx.host_rate(host).tx_time((f.mss + f.header) as u64)
+    }
+
+    /// Time between two token slots at a receiver.
+    fn slot(&self, ctx: &Ctx, host: NodeId) -> Duration {
+        match self.params.token_slot_bytes {
+            Some(b) => ctx.host_rate(host).tx_time(b as u64),
+            None => Self::t_pkt(ctx, host),
+        }
     }
 
     fn times(d: Duration, k: f64) -> Duration {
@@ -277,10 +289,11 @@ impl Phost {
     fn run_slot(&mut self, ctx: &mut Ctx, host: NodeId) {
         let now = ctx.now();
         let t_pkt = Self::t_pkt(ctx, host);
+        let slot = self.slot(ctx, host);
         self.host(host).slot_at = None;
         if self.hosts[host.idx()].hold_on > 0 {
             self.hosts[host.idx()].hold_on -= 1;
-            self.schedule_slot(ctx, host, now + t_pkt, false);
+            self.schedule_slot(ctx, host, now + slot, false);
             return;
         }
         // Drop finished flows, then scan by receiver-side SRPT.
@@ -359,7 +372,7 @@ impl Phost {
             if let Some(log) = self.token_log.as_mut() {
                 log.push((host, now));
             }
-            self.schedule_slot(ctx, host, now + t_pkt, false);
+            self.schedule_slot(ctx, host, now + slot, false);
             return;
         }
         if let Some(w) = wake {
