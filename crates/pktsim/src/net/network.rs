@@ -269,11 +269,19 @@ impl Network {
     /// Record the packets a discipline dropped.
     #[inline]
     fn account_drops(&mut self) {
-        for (p, reason) in self.drops.drain(..) {
-            self.counters.dropped[p.kind as usize][reason as usize] += 1;
-            if let Some(d) = self.flow_drops.get_mut(p.flow.idx()) {
-                *d += 1;
-            }
+        let mut drops = std::mem::take(&mut self.drops);
+        for (p, reason) in drops.drain(..) {
+            self.count_drop(&p, reason);
+        }
+        self.drops = drops;
+    }
+
+    /// Count one dropped packet, network-wide and against its flow.
+    #[inline]
+    fn count_drop(&mut self, p: &Packet, reason: DropReason) {
+        self.counters.dropped[p.kind as usize][reason as usize] += 1;
+        if let Some(d) = self.flow_drops.get_mut(p.flow.idx()) {
+            *d += 1;
         }
     }
 
@@ -319,10 +327,7 @@ impl Network {
             return;
         };
         if fifo.bytes + pkt.size as u64 > port.limit {
-            self.counters.dropped[pkt.kind as usize][DropReason::BufferFull as usize] += 1;
-            if let Some(d) = self.flow_drops.get_mut(pkt.flow.idx()) {
-                *d += 1;
-            }
+            self.count_drop(&pkt, DropReason::BufferFull);
             return;
         }
         if let Some(k) = fifo.ecn {
