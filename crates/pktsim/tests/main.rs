@@ -2,6 +2,7 @@
 
 mod common;
 mod ideal_fct;
+mod phost_paper;
 mod phost_pfabric;
 mod switching;
 mod tcp_dumbbell;

@@ -13,6 +13,13 @@ use std::collections::BTreeMap;
 /// (1 MB, 10 MB], (10 MB, ∞) — the buckets pFabric and pHost report.
 pub const DEFAULT_BUCKETS: &[u64] = &[100_000, 1_000_000, 10_000_000];
 
+/// Flows smaller than this are "short" (the pHost and pFabric papers'
+/// short-flow breakdown: < 100 KB).
+pub const SHORT_FLOW_BYTES: u64 = 100_000;
+
+/// Flows of at least this size are "long" (the papers' [10 MB, ∞) class).
+pub const LONG_FLOW_BYTES: u64 = 10_000_000;
+
 /// Count, mean and percentiles of one metric.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Stats {
@@ -73,6 +80,64 @@ pub struct Bucket {
     pub fct_us: Stats,
 }
 
+/// Statistics of one class of flows (short or long), finished flows only.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowClass {
+    /// Which sizes belong to the class, e.g. `"< 100KB"`.
+    pub sizes: String,
+    /// Flows in the class.
+    pub flows: usize,
+    /// Slowdown of its finished flows.
+    pub slowdown: Stats,
+    /// FCT of its finished flows, microseconds.
+    pub fct_us: Stats,
+}
+
+impl FlowClass {
+    fn of(flows: &[&FlowResult], all: usize, sizes: String) -> FlowClass {
+        FlowClass {
+            sizes,
+            flows: all,
+            slowdown: Stats::of(flows.iter().filter_map(|f| f.slowdown()).collect()),
+            fct_us: Stats::of(flows.iter().filter_map(|f| fct_us(f)).collect()),
+        }
+    }
+}
+
+/// Per-host delivery: each sending host's bytes delivered over bytes it
+/// offered, summarised over the hosts that offered any.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PerHostThroughput {
+    /// Hosts that offered traffic.
+    pub hosts: usize,
+    /// Mean over those hosts of delivered / offered.
+    pub mean_fraction: Option<f64>,
+    /// The worst host's delivered / offered.
+    pub min_fraction: Option<f64>,
+}
+
+impl PerHostThroughput {
+    fn of(flows: &[FlowResult]) -> PerHostThroughput {
+        let mut by_host: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for f in flows {
+            let e = by_host.entry(f.src.0).or_default();
+            e.0 += f.size_bytes;
+            e.1 += f.bytes_received;
+        }
+        let fractions: Vec<f64> = by_host
+            .values()
+            .filter(|(offered, _)| *offered > 0)
+            .map(|&(offered, received)| received as f64 / offered as f64)
+            .collect();
+        let n = fractions.len();
+        PerHostThroughput {
+            hosts: n,
+            mean_fraction: (n > 0).then(|| fractions.iter().sum::<f64>() / n as f64),
+            min_fraction: fractions.iter().copied().reduce(f64::min),
+        }
+    }
+}
+
 /// Bytes offered and received.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Throughput {
@@ -84,6 +149,8 @@ pub struct Throughput {
     pub fraction_received: Option<f64>,
     /// Received payload over the simulated time, Gbit/s.
     pub goodput_gbps: Option<f64>,
+    /// Delivered / offered per sending host.
+    pub per_host: PerHostThroughput,
 }
 
 /// The packet books: sent = delivered + dropped + in flight.
@@ -122,6 +189,10 @@ pub struct Summary {
     pub normalized_fct: Option<f64>,
     /// Per size bucket.
     pub buckets: Vec<Bucket>,
+    /// Flows under [`SHORT_FLOW_BYTES`].
+    pub short_flows: FlowClass,
+    /// Flows of [`LONG_FLOW_BYTES`] or more.
+    pub long_flows: FlowClass,
     /// Offered and received bytes.
     pub throughput: Throughput,
     /// Drops by packet kind and reason.
@@ -195,6 +266,26 @@ impl Summary {
                 }
             })
             .collect();
+        let short: Vec<&FlowResult> = done
+            .iter()
+            .copied()
+            .filter(|f| f.size_bytes < SHORT_FLOW_BYTES)
+            .collect();
+        let long: Vec<&FlowResult> = done
+            .iter()
+            .copied()
+            .filter(|f| f.size_bytes >= LONG_FLOW_BYTES)
+            .collect();
+        let n_short = run
+            .flows
+            .iter()
+            .filter(|f| f.size_bytes < SHORT_FLOW_BYTES)
+            .count();
+        let n_long = run
+            .flows
+            .iter()
+            .filter(|f| f.size_bytes >= LONG_FLOW_BYTES)
+            .count();
         let c = &run.counters;
         let mut drops = BTreeMap::new();
         for (k, name) in ["data", "control"].iter().enumerate() {
@@ -225,11 +316,14 @@ impl Summary {
             fct_us: Stats::of(done.iter().filter_map(|f| fct_us(f)).collect()),
             normalized_fct: (sum_ideal > 0.0).then(|| sum_fct / sum_ideal),
             buckets: bucket_stats,
+            short_flows: FlowClass::of(&short, n_short, format!("< {}", label(SHORT_FLOW_BYTES))),
+            long_flows: FlowClass::of(&long, n_long, format!(">= {}", label(LONG_FLOW_BYTES))),
             throughput: Throughput {
                 bytes_offered: offered,
                 bytes_received: received,
                 fraction_received: (offered > 0).then(|| received as f64 / offered as f64),
                 goodput_gbps: (sim_s > 0.0).then(|| received as f64 * 8.0 / sim_s / 1e9),
+                per_host: PerHostThroughput::of(&run.flows),
             },
             drops,
             drops_total: c.dropped_total(0) + c.dropped_total(1),
@@ -336,6 +430,46 @@ mod tests {
         assert_eq!((s.finished, s.unfinished), (3, 1));
         assert_eq!(s.normalized_fct, Some(2.0));
         assert!(serde_json::to_string(&s).unwrap().contains("\"p99\":null"));
+    }
+
+    #[test]
+    fn short_long_classes_and_per_host_delivery() {
+        let mut other_host = flow(4, 10_000_000, Some(50), 10);
+        other_host.src = NodeId(7);
+        let run = RunOutput {
+            flows: vec![
+                flow(0, 99_999, Some(20), 10),
+                flow(1, 100_000, Some(30), 10),
+                flow(2, 20_000_000, None, 10),
+                flow(3, 50, Some(40), 10),
+                other_host,
+            ],
+            queue_samples: vec![],
+            counters: Counters::default(),
+            events: 0,
+            sim_time: Time::ZERO + Duration::from_us(100),
+            wall_time: std::time::Duration::ZERO,
+            protocol: "x".into(),
+            seed: 1,
+            stop_reason: "time_limit".into(),
+        };
+        let s = Summary::from_run(&run, DEFAULT_BUCKETS);
+        // Short is strictly below 100 KB: flows 0 and 3 (slowdowns 2 and 4).
+        assert_eq!(
+            (s.short_flows.flows, s.short_flows.slowdown.mean),
+            (2, Some(3.0))
+        );
+        assert_eq!(s.short_flows.slowdown.p99, Some(4.0));
+        assert_eq!(s.short_flows.sizes, "< 100KB");
+        // Long is 10 MB and up: flow 4 finished (slowdown 5), flow 2 did not.
+        assert_eq!((s.long_flows.flows, s.long_flows.slowdown.count), (2, 1));
+        assert_eq!(s.long_flows.fct_us.mean, Some(50.0));
+        // Host 0 got 200,049 of 20,200,049 bytes; host 7 all of its own.
+        let host0 = 200_049.0 / 20_200_049.0;
+        let per_host = &s.throughput.per_host;
+        assert_eq!(per_host.hosts, 2);
+        assert_eq!(per_host.min_fraction, Some(host0));
+        assert_eq!(per_host.mean_fraction, Some((host0 + 1.0) / 2.0));
     }
 
     #[test]

@@ -1,0 +1,46 @@
+//! A CI-sized version of the pHost paper's evaluation (experiments/phost):
+//! the shipped configs, cut to 2,000 web-search flows at load 0.6.
+
+use crate::common::{assert_conserved, prepare};
+use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
+
+/// Run `experiments/phost/<file>` with `flows` flows and summarise it.
+fn run_experiment(file: &str, flows: u64) -> Summary {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/phost/").to_string() + file;
+    let text = std::fs::read_to_string(&path).expect("experiment config exists");
+    assert!(
+        text.contains("flows = 100000"),
+        "{file}: paper size changed"
+    );
+    let toml = text.replace("flows = 100000", &format!("flows = {flows}"));
+    let out = prepare(&toml).run(None).expect("runs");
+    assert_conserved(&out);
+    assert_eq!(
+        out.stop_reason, "all_flows_done",
+        "{file}: not every flow finished"
+    );
+    Summary::from_run(&out, DEFAULT_BUCKETS)
+}
+
+#[test]
+fn phost_is_close_to_pfabric_and_both_far_below_dctcp() {
+    let mean = |s: &Summary| s.slowdown.mean.expect("flows finished");
+    let phost = run_experiment("websearch_phost.toml", 2000);
+    let pfabric = run_experiment("websearch_pfabric.toml", 2000);
+    let dctcp = run_experiment("websearch_dctcp.toml", 2000);
+    let (ph, pf, dc) = (mean(&phost), mean(&pfabric), mean(&dctcp));
+    // The paper: pHost within ~4 % of pFabric at 100,000 flows. At 2,000
+    // flows we measure ~10 %; the bound for this size is 15 %.
+    assert!(
+        (ph / pf - 1.0).abs() <= 0.15,
+        "pHost {ph:.3} vs pFabric {pf:.3}: more than 15 % apart"
+    );
+    // "Well below": at most half of DCTCP's mean slowdown (we see ~5x).
+    assert!(
+        2.0 * ph < dc && 2.0 * pf < dc,
+        "pHost {ph:.3}, pFabric {pf:.3}, DCTCP {dc:.3}"
+    );
+    // The short-flow breakdown tells the same story.
+    let short = |s: &Summary| s.short_flows.slowdown.mean.expect("short flows finished");
+    assert!(2.0 * short(&phost) < short(&dctcp) && 2.0 * short(&pfabric) < short(&dctcp));
+}
