@@ -46,8 +46,8 @@ mkdir -p "$out/configs" "$out/runs"
 
 # Write one config per (file, load): the sweep covers pHost and pFabric;
 # DCTCP is a reference at load 0.6 only.
-list="$out/configs/list.txt"
-: > "$list"
+list="$(mktemp "$out/configs/list.XXXXXX")"
+
 for cfg in "$here"/*.toml; do
   file="$(basename "$cfg")"
   # shellcheck disable=SC2053 # $only is a glob on purpose
