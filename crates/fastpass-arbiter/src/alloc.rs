@@ -63,11 +63,38 @@ pub(crate) struct Demand {
     pub(crate) arrival: u64,
 }
 
-/// What the arbiter remembers of a pair between its demands.
-#[derive(Clone, Copy, Debug)]
-struct PairState {
-    last: u64,
-    pending: bool,
+/// What the arbiter remembers of each pair, packed in a `u64`:
+/// `last << 1 | pending` (0 for a pair never seen). Dense (an n × n array,
+/// one cache miss per look-up) up to [`DENSE_PAIRS_MAX`] endpoints, a hash
+/// map beyond.
+#[derive(Clone, Debug)]
+enum PairTable {
+    Dense { n: usize, v: Vec<u64> },
+    Sparse(PairMap<u64>),
+}
+
+/// Largest endpoint count with a dense pair table (2048² × 8 B = 32 MiB).
+const DENSE_PAIRS_MAX: usize = 2048;
+
+impl PairTable {
+    fn new(n: usize) -> Self {
+        if n <= DENSE_PAIRS_MAX {
+            PairTable::Dense {
+                n,
+                v: vec![0; n * n],
+            }
+        } else {
+            PairTable::Sparse(PairMap::default())
+        }
+    }
+
+    #[inline]
+    fn slot(&mut self, src: u32, dst: u32) -> &mut u64 {
+        match self {
+            PairTable::Dense { n, v } => &mut v[src as usize * *n + dst as usize],
+            PairTable::Sparse(m) => m.entry(pair_key(src, dst)).or_insert(0),
+        }
+    }
 }
 
 /// A multiply-xorshift hasher for the `u64` pair keys (std's SipHash is
@@ -276,10 +303,12 @@ pub struct Allocator {
     arrivals: Vec<Demand>,
     /// Extra slots for pairs already pending: (key, slots).
     increments: Vec<(u64, u64)>,
-    pairs: PairMap<PairState>,
+    pairs: PairTable,
     masks: Masks,
     /// Scratch: demands granted in the current batch (LRA reordering).
     granted: Vec<Demand>,
+    /// Scratch: a spare demand buffer.
+    spare: Vec<Demand>,
     /// Scratch: counting-sort buckets.
     counts: Vec<u32>,
     finished: Vec<Demand>,
@@ -314,9 +343,10 @@ impl Allocator {
             pending: Vec::new(),
             arrivals: Vec::new(),
             increments: Vec::new(),
-            pairs: PairMap::default(),
+            pairs: PairTable::new(n),
             masks: Masks::default(),
             granted: Vec::new(),
+            spare: Vec::new(),
             counts: Vec::new(),
             finished: Vec::new(),
             finished_pairs: Vec::new(),
@@ -374,20 +404,17 @@ impl Allocator {
             .checked_add(slots)
             .ok_or(ArbiterError::DemandOverflow)?;
         self.pending_slots = total;
-        let key = pair_key(src, dst);
-        let state = self.pairs.entry(key).or_insert(PairState {
-            last: 0,
-            pending: false,
-        });
-        if state.pending {
-            self.increments.push((key, slots));
+        let state = self.pairs.slot(src, dst);
+        if *state & 1 == 1 {
+            self.increments.push((pair_key(src, dst), slots));
         } else {
-            state.pending = true;
+            let last = *state >> 1;
+            *state |= 1;
             self.arrivals.push(Demand {
                 src,
                 dst,
                 remaining: slots,
-                last: state.last,
+                last,
                 arrival: self.next_arrival,
             });
             self.next_arrival += 1;
@@ -406,7 +433,8 @@ impl Allocator {
     }
 
     /// The pairs whose demand drained in the last allocation call (slot or
-    /// batch), by the slot they drained in, then in priority order.
+    /// batch), window by window (64 slots, or the pipeline's window), in
+    /// priority order within a window.
     pub fn finished_pairs(&self) -> &[(u32, u32)] {
         &self.finished_pairs
     }
@@ -444,7 +472,7 @@ impl Allocator {
             start += width;
         }
         self.retire(&finished);
-        self.push_finished_pairs(&mut finished);
+        self.push_finished_pairs(&finished);
         finished.clear();
         self.finished = finished;
         let mut granted = self.take_granted_buf();
@@ -472,11 +500,12 @@ impl Allocator {
                     // Pending is sorted by `last`; arrivals (sorted by last,
                     // then arrival) merge in after pending pairs of equal
                     // `last`.
-                    self.arrivals.sort_by_key(|d| (d.last, d.arrival));
+                    self.arrivals.sort_unstable_by_key(|d| (d.last, d.arrival));
                     let old = std::mem::take(&mut self.pending);
-                    let mut merged = Vec::with_capacity(old.len() + self.arrivals.len());
+                    let mut merged = self.take_spare();
+                    merged.reserve(old.len() + self.arrivals.len());
                     let mut a = self.arrivals.drain(..).peekable();
-                    for p in old {
+                    for &p in &old {
                         while let Some(x) = a.next_if(|x| x.last < p.last) {
                             merged.push(x);
                         }
@@ -484,19 +513,30 @@ impl Allocator {
                     }
                     merged.extend(a);
                     self.pending = merged;
+                    self.recycle(old);
                 }
                 Order::Fifo | Order::ShortestFirst => self.pending.append(&mut self.arrivals),
             }
         }
         if !self.increments.is_empty() {
+            // One walk over the list; a 4096-bit filter keeps the hash
+            // look-up off all but the few pairs that got more demand.
+            let bit = |k: u64| (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+            let mut filter = [0u64; 64];
             let mut extra: PairMap<u64> = PairMap::default();
             for &(k, s) in &self.increments {
+                let b = bit(k);
+                filter[b >> 6] |= 1 << (b & 63);
                 *extra.entry(k).or_default() += s;
             }
             self.increments.clear();
             for d in &mut self.pending {
-                if let Some(&s) = extra.get(&pair_key(d.src, d.dst)) {
-                    d.remaining += s;
+                let k = pair_key(d.src, d.dst);
+                let b = bit(k);
+                if filter[b >> 6] >> (b & 63) & 1 == 1 {
+                    if let Some(&s) = extra.get(&k) {
+                        d.remaining += s;
+                    }
                 }
             }
         }
@@ -510,10 +550,7 @@ impl Allocator {
     /// Record drained pairs' last grant, for their next demand's place.
     pub(crate) fn retire(&mut self, finished: &[Demand]) {
         for d in finished {
-            if let Some(p) = self.pairs.get_mut(&pair_key(d.src, d.dst)) {
-                p.pending = false;
-                p.last = d.last;
-            }
+            *self.pairs.slot(d.src, d.dst) = d.last << 1;
         }
     }
 
@@ -554,6 +591,21 @@ impl Allocator {
         std::mem::take(&mut self.pending)
     }
 
+    /// Give back the old pending list's buffer for the next batch.
+    pub(crate) fn recycle(&mut self, mut list: Vec<Demand>) {
+        list.clear();
+        if list.capacity() > self.spare.capacity() {
+            self.spare = list;
+        }
+    }
+
+    /// A cleared demand buffer.
+    pub(crate) fn take_spare(&mut self) -> Vec<Demand> {
+        let mut v = std::mem::take(&mut self.spare);
+        v.clear();
+        v
+    }
+
     pub(crate) fn take_granted_buf(&mut self) -> Vec<Demand> {
         let mut g = std::mem::take(&mut self.granted);
         g.clear();
@@ -568,11 +620,8 @@ impl Allocator {
         &self.batch
     }
 
-    /// Report drained demands; sorted (stably) by their last slot, so the
-    /// order is (slot drained in, priority order) however the batch was cut
-    /// into windows.
-    pub(crate) fn push_finished_pairs(&mut self, finished: &mut [Demand]) {
-        finished.sort_by_key(|d| d.last);
+    /// Report drained demands.
+    pub(crate) fn push_finished_pairs(&mut self, finished: &[Demand]) {
         self.finished_pairs
             .extend(finished.iter().map(|d| (d.src, d.dst)));
     }

@@ -3,14 +3,14 @@
 //! satisfied by the allocator for t − 1").
 //!
 //! A batch of timeslots is cut into windows of up to 64 slots; window `w`
-//! belongs to worker `w mod W`, so the workers form a ring. Worker 0 takes
-//! the pending demands in priority order, grants what it can in its window
-//! and forwards the demands that still want slots, chunk by chunk and in
-//! order, to the worker of the next window, which starts on the first chunk
-//! while worker 0 is still on the second; the last window's leftovers come
-//! back to the caller's thread, which moves the pairs granted in this batch
-//! behind the others (the fairness order is updated per batch) while the
-//! workers are still running.
+//! belongs to worker `w mod W`, so the workers form a ring. Worker 0 (the
+//! calling thread) takes the pending demands in priority order, grants what
+//! it can in its window and forwards the demands that still want slots,
+//! chunk by chunk and in order, to the worker of the next window, which
+//! starts on the first chunk while worker 0 is still on the second. The last
+//! window's leftovers come back to the calling thread, which moves the pairs
+//! granted in this batch behind the others (the fairness order is updated
+//! per batch).
 //!
 //! Each worker owns its window's free-slot masks and output buffers; the
 //! only thing shared is the channel between neighbours, so the per-slot path
@@ -24,21 +24,17 @@ use crate::error::ArbiterError;
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
 
-/// Messages to a worker.
+/// Messages along the ring.
 enum ToWorker {
-    /// A new batch: its windows, and the output buffers of this worker's
-    /// windows (in window order).
+    /// A new batch (to worker threads): its shape, and the output buffers
+    /// of this worker's windows (in window order).
     Begin {
         n: usize,
         first_slot: u64,
         slots: usize,
         window: usize,
-        chunk: usize,
         buffers: Vec<Vec<(u32, u32)>>,
-        pool: Vec<Vec<Demand>>,
     },
-    /// Worker 0 only: the whole pending list, the input of window 0.
-    List(Vec<Demand>),
     /// Demands left by the previous window, in priority order.
     Chunk(Vec<Demand>),
     /// The previous window has no more demands to hand over.
@@ -47,7 +43,7 @@ enum ToWorker {
     Stop,
 }
 
-/// Messages to the caller's thread.
+/// Messages to the calling thread.
 enum ToMain {
     /// Demands left after the last window.
     Chunk(Vec<Demand>),
@@ -61,40 +57,26 @@ enum ToMain {
     },
 }
 
-/// Where a worker sends what its window leaves.
-enum Next<'a> {
-    Worker(&'a Sender<ToWorker>),
-    Main(&'a Sender<ToMain>),
-}
-
-impl Next<'_> {
-    fn chunk(&self, v: Vec<Demand>) -> Result<(), ()> {
-        match self {
-            Next::Worker(s) => s.send(ToWorker::Chunk(v)).map_err(|_| ()),
-            Next::Main(s) => s.send(ToMain::Chunk(v)).map_err(|_| ()),
-        }
-    }
-    fn end(&self) -> Result<(), ()> {
-        match self {
-            Next::Worker(s) => s.send(ToWorker::End).map_err(|_| ()),
-            Next::Main(s) => s.send(ToMain::End).map_err(|_| ()),
-        }
-    }
-}
-
-/// Receive, spinning briefly before blocking: a neighbour's next chunk is
-/// usually a fraction of a microsecond away, less than a sleep and wake-up.
-fn recv_spin<T>(rx: &Receiver<T>) -> Result<T, ()> {
-    for _ in 0..2000 {
+/// Receive, spinning before blocking: a neighbour's next chunk, or the next
+/// batch, is usually closer than a sleep and wake-up. After a short pure
+/// spin it yields between tries, so that on a machine with fewer free cores
+/// than workers the neighbour gets to run.
+fn recv_spin<T>(rx: &Receiver<T>, spins: u32) -> Result<T, ()> {
+    for i in 0..spins {
         match rx.try_recv() {
             Ok(m) => return Ok(m),
-            Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(TryRecvError::Empty) if i < 256 => std::hint::spin_loop(),
+            Err(TryRecvError::Empty) => std::thread::yield_now(),
             Err(TryRecvError::Disconnected) => return Err(()),
         }
     }
     rx.recv().map_err(|_| ())
 }
 
+const SPIN_CHUNK: u32 = 5_000;
+const SPIN_BATCH: u32 = 5_000;
+
+/// A worker thread: windows `id`, `id + W`, ... of each batch.
 fn worker(
     id: usize,
     workers: usize,
@@ -103,8 +85,8 @@ fn worker(
     main: Sender<ToMain>,
 ) {
     let mut masks = Masks::default();
-    // Nothing to do but return when the pipeline is dropped (channel
-    // closed) or a neighbour died (a send fails).
+    // Nothing to do but return when the pipeline is dropped (Stop) or a
+    // neighbour died (a send fails).
     let _ = (|| -> Result<(), ()> {
         loop {
             let ToWorker::Begin {
@@ -112,52 +94,39 @@ fn worker(
                 first_slot,
                 slots,
                 window,
-                chunk,
                 mut buffers,
-                mut pool,
-            } = rx.recv().map_err(|_| ())?
+            } = recv_spin(&rx, SPIN_BATCH)?
             else {
                 return Err(());
             };
             let windows = slots.div_ceil(window);
-            let mut mine = (id..windows).step_by(workers);
-            while let Some(w) = mine.next() {
+            for w in (id..windows).step_by(workers) {
                 let start = w * window;
                 let width = window.min(slots - start);
                 masks.reset_all(n, width);
                 let mut out: Vec<Vec<(u32, u32)>> = buffers.drain(..width).collect();
                 let base = first_slot + start as u64;
                 let mut finished = Vec::new();
-                let to = if w + 1 < windows {
-                    Next::Worker(&next)
-                } else {
-                    Next::Main(&main)
-                };
+                let last = w + 1 == windows;
                 loop {
-                    match recv_spin(&rx)? {
-                        ToWorker::List(list) => {
-                            for part in list.chunks(chunk) {
-                                let mut v = pool.pop().unwrap_or_default();
-                                v.clear();
-                                v.extend_from_slice(part);
-                                grant_window(&mut v, &mut masks, base, &mut out, &mut finished);
-                                if v.is_empty() {
-                                    pool.push(v);
-                                } else {
-                                    to.chunk(v)?;
-                                }
-                            }
-                            to.end()?;
-                            break;
-                        }
+                    match recv_spin(&rx, SPIN_CHUNK)? {
                         ToWorker::Chunk(mut v) => {
                             grant_window(&mut v, &mut masks, base, &mut out, &mut finished);
-                            if !v.is_empty() {
-                                to.chunk(v)?;
+                            if v.is_empty() {
+                                continue;
+                            }
+                            if last {
+                                main.send(ToMain::Chunk(v)).map_err(|_| ())?;
+                            } else {
+                                next.send(ToWorker::Chunk(v)).map_err(|_| ())?;
                             }
                         }
                         ToWorker::End => {
-                            to.end()?;
+                            if last {
+                                main.send(ToMain::End).map_err(|_| ())?;
+                            } else {
+                                next.send(ToWorker::End).map_err(|_| ())?;
+                            }
                             break;
                         }
                         ToWorker::Begin { .. } | ToWorker::Stop => return Err(()),
@@ -179,59 +148,72 @@ struct WorkerHandle {
     join: Option<JoinHandle<()>>,
 }
 
-/// A ring of worker threads that allocates batches of timeslots for an
-/// [`Allocator`], with the same result as [`Allocator::allocate_batch`].
+/// A ring of workers — the calling thread and `workers − 1` threads — that
+/// allocates batches of timeslots for an [`Allocator`], with the same
+/// result as [`Allocator::allocate_batch`].
 pub struct Pipeline {
-    workers: Vec<WorkerHandle>,
+    /// Worker threads 1..W (worker 0 is the calling thread).
+    threads: Vec<WorkerHandle>,
+    /// Worker 0's input from worker W − 1.
+    ring_rx: Receiver<ToWorker>,
     from_workers: Receiver<ToMain>,
     window: usize,
     chunk: Option<usize>,
-    /// Demand-chunk buffers returned by the last window, for worker 0.
+    masks: Masks,
+    /// Demand-chunk buffers, recycled.
     pool: Vec<Vec<Demand>>,
     failed: bool,
 }
 
 impl Pipeline {
-    /// Start `workers` threads; each allocates windows of `window` slots
-    /// (1 to 64).
+    /// A ring of `workers` workers (the calling thread and `workers − 1`
+    /// threads); each allocates windows of `window` slots (1 to 64).
     pub fn new(workers: usize, window: usize) -> Result<Self, ArbiterError> {
         if workers == 0 || window == 0 || window > crate::WINDOW_SLOTS {
             return Err(ArbiterError::BadPipeline { workers, window });
         }
         let (to_main, from_workers) = channel();
+        let (ring_tx, ring_rx) = channel();
         let mut txs = Vec::with_capacity(workers);
         let mut rxs = Vec::with_capacity(workers);
-        for _ in 0..workers {
+        for _ in 1..workers {
             let (tx, rx) = channel();
             txs.push(tx);
             rxs.push(rx);
         }
-        let mut handles = Vec::with_capacity(workers);
-        for (id, rx) in rxs.into_iter().enumerate() {
-            let next = txs[(id + 1) % workers].clone();
+        let mut threads = Vec::with_capacity(workers);
+        for (i, rx) in rxs.into_iter().enumerate() {
+            let id = i + 1;
+            let next = if id + 1 < workers {
+                txs[i + 1].clone()
+            } else {
+                ring_tx.clone()
+            };
             let main = to_main.clone();
             let join = std::thread::Builder::new()
                 .name(format!("fastpass-alloc-{id}"))
                 .spawn(move || worker(id, workers, rx, next, main))
                 .map_err(|_| ArbiterError::WorkerFailed)?;
-            handles.push(WorkerHandle {
-                tx: txs[id].clone(),
+            threads.push(WorkerHandle {
+                tx: txs[i].clone(),
                 join: Some(join),
             });
         }
         Ok(Pipeline {
-            workers: handles,
+            threads,
+            ring_rx,
             from_workers,
             window,
             chunk: None,
+            masks: Masks::default(),
             pool: Vec::new(),
             failed: false,
         })
     }
 
-    /// Number of worker threads.
+    /// Number of workers (the calling thread included).
     pub fn workers(&self) -> usize {
-        self.workers.len()
+        self.threads.len() + 1
     }
 
     /// Slots per worker window.
@@ -246,8 +228,8 @@ impl Pipeline {
     }
 
     /// Allocate the next `slots` timeslots of `alloc` (1 to
-    /// [`crate::MAX_BATCH_SLOTS`]) on the worker threads. Same result and
-    /// same allocator state afterwards as `alloc.allocate_batch(slots)`.
+    /// [`crate::MAX_BATCH_SLOTS`]) on the workers. Same result and same
+    /// allocator state afterwards as `alloc.allocate_batch(slots)`.
     pub fn allocate<'a>(
         &mut self,
         alloc: &'a mut Allocator,
@@ -257,85 +239,123 @@ impl Pipeline {
         if self.failed {
             return Err(ArbiterError::WorkerFailed);
         }
-        let r = self.run(alloc, slots);
-        if r.is_err() {
-            self.failed = true;
+        if self.threads.is_empty() {
+            return alloc.allocate_batch(slots);
         }
-        r?;
+        if self.run(alloc, slots).is_err() {
+            self.failed = true;
+            return Err(ArbiterError::WorkerFailed);
+        }
         Ok(alloc.batch())
     }
 
-    fn run(&mut self, alloc: &mut Allocator, slots: usize) -> Result<(), ArbiterError> {
+    fn run(&mut self, alloc: &mut Allocator, slots: usize) -> Result<(), ()> {
         alloc.begin_batch(slots);
         let list = alloc.take_pending();
         let n = alloc.endpoints();
         let first_slot = alloc.batch().first_slot();
-        let workers = self.workers.len();
+        let workers = self.workers();
         let window = self.window;
         let windows = slots.div_ceil(window);
         let chunk = self
             .chunk
             .unwrap_or_else(|| (list.len() / (8 * workers)).clamp(32, 1024));
-        // Hand each worker the output buffers of its windows.
+        // Hand each worker thread the output buffers of its windows.
         let batch = alloc.batch_mut();
         let mut per_worker: Vec<Vec<Vec<(u32, u32)>>> = vec![Vec::new(); workers];
-        for w in 0..windows {
+        for w in (0..windows).filter(|w| w % workers != 0) {
             let start = w * window;
             let end = (start + window).min(slots);
             for s in &mut batch.slots_mut()[start..end] {
                 per_worker[w % workers].push(std::mem::take(s));
             }
         }
-        let lost = |_| ArbiterError::WorkerFailed;
-        for (id, buffers) in per_worker.into_iter().enumerate().take(windows) {
-            let pool = if id == 0 {
-                std::mem::take(&mut self.pool)
-            } else {
-                Vec::new()
-            };
-            self.workers[id]
+        for (id, buffers) in per_worker.into_iter().enumerate().take(windows).skip(1) {
+            self.threads[id - 1]
                 .tx
                 .send(ToWorker::Begin {
                     n,
                     first_slot,
                     slots,
                     window,
-                    chunk,
                     buffers,
-                    pool,
                 })
-                .map_err(lost)?;
+                .map_err(|_| ())?;
         }
-        self.workers[0]
-            .tx
-            .send(ToWorker::List(list))
-            .map_err(lost)?;
-        // Collect: leftovers in order (LRA: granted ones set aside), and the
-        // windows' grants as they finish.
-        let mut keep = Vec::new();
-        let mut granted = alloc.take_granted_buf();
-        let mut finished_by_window: Vec<Vec<Demand>> = vec![Vec::new(); windows];
-        let (mut ended, mut done) = (false, 0);
         let lra = alloc.order() == Order::LeastRecentlyAllocated;
-        while !(ended && done == windows) {
-            // Block: spinning here would take a core from the workers.
-            match self
-                .from_workers
-                .recv()
-                .map_err(|_| ArbiterError::WorkerFailed)?
-            {
-                ToMain::Chunk(mut v) => {
-                    if lra {
-                        for d in &v {
-                            if d.last > first_slot {
-                                granted.push(*d);
-                            } else {
-                                keep.push(*d);
-                            }
-                        }
+        let mut keep = alloc.take_spare();
+        keep.reserve(list.len());
+        let mut granted = alloc.take_granted_buf();
+        // Sort the last window's leftovers: for LRA, pairs granted in this
+        // batch go behind the others.
+        let route = |v: &[Demand], keep: &mut Vec<Demand>, granted: &mut Vec<Demand>| {
+            if lra {
+                for d in v {
+                    if d.last > first_slot {
+                        granted.push(*d);
                     } else {
-                        keep.extend_from_slice(&v);
+                        keep.push(*d);
                     }
+                }
+            } else {
+                keep.extend_from_slice(v);
+            }
+        };
+        let mut finished_by_window: Vec<Vec<Demand>> = vec![Vec::new(); windows];
+        // Worker 0's windows, on this thread.
+        let to_next = &self.threads[0].tx;
+        let mut list = Some(list);
+        for w in (0..windows).step_by(workers) {
+            let start = w * window;
+            let width = window.min(slots - start);
+            self.masks.reset_all(n, width);
+            let base = first_slot + start as u64;
+            let out = &mut alloc.batch_mut().slots_mut()[start..start + width];
+            let finished = &mut finished_by_window[w];
+            let last = w + 1 == windows;
+            let mut emit = |v: Vec<Demand>, pool: &mut Vec<Vec<Demand>>| -> Result<(), ()> {
+                if last || v.is_empty() {
+                    route(&v, &mut keep, &mut granted);
+                    let mut v = v;
+                    v.clear();
+                    pool.push(v);
+                    Ok(())
+                } else {
+                    to_next.send(ToWorker::Chunk(v)).map_err(|_| ())
+                }
+            };
+            if let Some(list) = list.take() {
+                for part in list.chunks(chunk) {
+                    let mut v = self.pool.pop().unwrap_or_default();
+                    v.extend_from_slice(part);
+                    grant_window(&mut v, &mut self.masks, base, out, finished);
+                    emit(v, &mut self.pool)?;
+                }
+                alloc.recycle(list);
+            } else {
+                loop {
+                    match recv_spin(&self.ring_rx, SPIN_CHUNK)? {
+                        ToWorker::Chunk(mut v) => {
+                            grant_window(&mut v, &mut self.masks, base, out, finished);
+                            emit(v, &mut self.pool)?;
+                        }
+                        ToWorker::End => break,
+                        _ => return Err(()),
+                    }
+                }
+            }
+            if !last {
+                to_next.send(ToWorker::End).map_err(|_| ())?;
+            }
+        }
+        // Collect the other workers' windows and the last window's
+        // leftovers.
+        let mut ended = (windows - 1) % workers == 0;
+        let mut done = windows.div_ceil(workers);
+        while !(ended && done == windows) {
+            match recv_spin(&self.from_workers, SPIN_CHUNK)? {
+                ToMain::Chunk(mut v) => {
+                    route(&v, &mut keep, &mut granted);
                     v.clear();
                     self.pool.push(v);
                 }
@@ -358,7 +378,10 @@ impl Pipeline {
                 }
             }
         }
-        for f in &mut finished_by_window {
+        for (w, f) in finished_by_window.iter().enumerate() {
+            if w % workers == 0 {
+                alloc.retire(f);
+            }
             alloc.push_finished_pairs(f);
         }
         alloc.end_batch(keep, granted);
@@ -368,17 +391,13 @@ impl Pipeline {
 
 impl Drop for Pipeline {
     fn drop(&mut self) {
-        for w in &self.workers {
-            let _ = w.tx.send(ToWorker::Stop);
+        for t in &self.threads {
+            let _ = t.tx.send(ToWorker::Stop);
         }
-        let joins: Vec<_> = self
-            .workers
-            .iter_mut()
-            .filter_map(|w| w.join.take())
-            .collect();
-        self.workers.clear();
-        for j in joins {
-            let _ = j.join();
+        for t in &mut self.threads {
+            if let Some(j) = t.join.take() {
+                let _ = j.join();
+            }
         }
     }
 }
@@ -431,7 +450,16 @@ mod tests {
                         a, b,
                         "{order:?} {workers} workers, window {window}, round {round}"
                     );
-                    assert_eq!(serial.finished_pairs(), piped.finished_pairs());
+                    // Drained pairs are reported window by window: the
+                    // same set, in an order that depends on the window.
+                    let mut f1 = serial.finished_pairs().to_vec();
+                    let mut f2 = piped.finished_pairs().to_vec();
+                    if window == 64 {
+                        assert_eq!(f1, f2);
+                    }
+                    f1.sort_unstable();
+                    f2.sort_unstable();
+                    assert_eq!(f1, f2);
                     assert_eq!(serial.pending_slots(), piped.pending_slots());
                     assert!(serial.pending_demands().eq(piped.pending_demands()));
                 }
