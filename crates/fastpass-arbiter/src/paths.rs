@@ -63,11 +63,6 @@ impl Colouring {
         }
     }
 
-    fn reset(&mut self) {
-        self.left_used.fill(0);
-        self.right_used.fill(0);
-    }
-
     #[inline]
     fn set(&mut self, u: usize, v: usize, c: u32) {
         self.left_used[u] |= 1 << c;
@@ -137,6 +132,11 @@ impl Colouring {
 /// Path selection for a two-tier topology of `racks` racks of
 /// `hosts_per_rack` hosts (host `h` is in rack `h / hosts_per_rack`) and
 /// `cores` core switches, reusing its buffers from one timeslot to the next.
+///
+/// Parallel edges between the same two racks are interchangeable, so the
+/// colouring is kept as one colour mask per (source rack, destination rack)
+/// — no per-edge or per-colour table — and handed out to the packets at the
+/// end: an uncontended edge costs three ORs and a trailing-zeros count.
 #[derive(Clone, Debug)]
 pub struct PathSelector {
     racks: usize,
@@ -144,10 +144,19 @@ pub struct PathSelector {
     /// log2(hosts_per_rack) when it is a power of two (a shift, not a
     /// division, per packet).
     shift: Option<u32>,
-    colouring: Colouring,
-    /// `pair_mask[u * racks + v]`: colours of the u→v edges not yet handed
-    /// to a packet. All zero between calls.
-    pair_mask: Vec<u64>,
+    cores: usize,
+    full: u64,
+    /// Colours used at each source rack (uplinks) and destination rack
+    /// (downlinks).
+    up: Vec<u64>,
+    down: Vec<u64>,
+    /// `pair[u * racks + v]`: colours of the u→v edges not yet handed to a
+    /// packet. All zero between calls.
+    pair: Vec<u64>,
+    /// `at_up[u * 64 + c]`: the destination rack of u's colour-c edge
+    /// (valid while bit c of `up[u]` is set); `at_down` likewise.
+    at_up: Vec<u16>,
+    at_down: Vec<u16>,
 }
 
 impl PathSelector {
@@ -174,17 +183,18 @@ impl PathSelector {
             shift: hosts_per_rack
                 .is_power_of_two()
                 .then(|| hosts_per_rack.trailing_zeros()),
-            colouring: Colouring::new(racks, racks, cores),
-            pair_mask: vec![0; racks * racks],
+            cores,
+            full: if cores >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << cores) - 1
+            },
+            up: vec![0; racks],
+            down: vec![0; racks],
+            pair: vec![0; racks * racks],
+            at_up: vec![0; racks * 64],
+            at_down: vec![0; racks * 64],
         })
-    }
-
-    #[inline]
-    fn rack(&self, host: u32) -> usize {
-        match self.shift {
-            Some(s) => (host >> s) as usize,
-            None => (host / self.hosts_per_rack) as usize,
-        }
     }
 
     /// For one timeslot's `(src, dst)` pairs, write to `out` the core switch
@@ -197,39 +207,141 @@ impl PathSelector {
     ) -> Result<(), ArbiterError> {
         out.clear();
         let hosts = self.racks * self.hosts_per_rack as usize;
-        self.colouring.reset();
-        for &(s, d) in pairs {
-            if s as usize >= hosts || d as usize >= hosts {
-                let host = if s as usize >= hosts { s } else { d };
-                return Err(ArbiterError::HostOutOfRange { host, hosts });
-            }
-            let (rs, rd) = (self.rack(s), self.rack(d));
-            if rs != rd {
-                self.colouring.add(rs, rd)?;
+        self.up.fill(0);
+        self.down.fill(0);
+        let (r, full, shift, hpr) = (self.racks, self.full, self.shift, self.hosts_per_rack);
+        let rack = |h: u32| match shift {
+            Some(k) => (h >> k) as usize,
+            None => (h / hpr) as usize,
+        };
+        let mut g = Graph {
+            r,
+            up: &mut self.up,
+            down: &mut self.down,
+            pair: &mut self.pair,
+            at_up: &mut self.at_up,
+            at_down: &mut self.at_down,
+        };
+        // Colour in two interleaved streams (the first and second half of
+        // the pairs): consecutive pairs often share a rack, and one stream
+        // would wait on each edge's update of that rack's mask before
+        // starting the next. Any order gives a proper colouring; this one is
+        // fixed, so the result is deterministic.
+        let half = pairs.len().div_ceil(2);
+        for i in 0..half {
+            for &(s, d) in [Some(&pairs[i]), pairs.get(i + half)].into_iter().flatten() {
+                if s as usize >= hosts || d as usize >= hosts {
+                    g.pair.fill(0);
+                    let host = if s as usize >= hosts { s } else { d };
+                    return Err(ArbiterError::HostOutOfRange { host, hosts });
+                }
+                let (u, v) = (rack(s), rack(d));
+                if u == v {
+                    continue;
+                }
+                let (lu, rv) = (g.up[u], g.down[v]);
+                let common = !(lu | rv) & full;
+                if common != 0 {
+                    g.set(u, v, common.trailing_zeros());
+                } else if (!lu & full) == 0 || (!rv & full) == 0 {
+                    g.pair.fill(0);
+                    return Err(ArbiterError::TooFewColours {
+                        degree: self.cores + 1,
+                        colours: self.cores,
+                    });
+                } else {
+                    g.add_by_swap(
+                        u,
+                        v,
+                        (!lu & full).trailing_zeros(),
+                        (!rv & full).trailing_zeros(),
+                    );
+                }
             }
         }
-        let racks = self.racks;
-        for u in 0..racks {
-            let mut m = self.colouring.left_used[u];
-            while m != 0 {
-                let c = m.trailing_zeros();
-                let v = self.colouring.at_left[u * 64 + c as usize] as usize;
-                self.pair_mask[u * racks + v] |= 1 << c;
-                m &= m - 1;
-            }
-        }
-        out.reserve(pairs.len());
-        for &(s, d) in pairs {
-            let (rs, rd) = (self.rack(s), self.rack(d));
+        let pair = &mut self.pair;
+        out.extend(pairs.iter().map(|&(s, d)| {
+            let (rs, rd) = (rack(s), rack(d));
             if rs == rd {
-                out.push(None);
+                None
             } else {
-                let m = &mut self.pair_mask[rs * racks + rd];
-                out.push(Some(m.trailing_zeros()));
+                let m = &mut pair[rs * r + rd];
+                let c = m.trailing_zeros();
                 *m &= *m - 1;
+                Some(c)
             }
-        }
+        }));
         Ok(())
+    }
+}
+
+/// The colouring state of one [`PathSelector::select`] call, as local
+/// slices (so the hot loop keeps them in registers).
+struct Graph<'a> {
+    r: usize,
+    up: &'a mut [u64],
+    down: &'a mut [u64],
+    pair: &'a mut [u64],
+    at_up: &'a mut [u16],
+    at_down: &'a mut [u16],
+}
+
+impl Graph<'_> {
+    #[inline]
+    fn set(&mut self, u: usize, v: usize, c: u32) {
+        let bit = 1u64 << c;
+        self.up[u] |= bit;
+        self.down[v] |= bit;
+        self.pair[u * self.r + v] |= bit;
+        self.at_up[u * 64 + c as usize] = v as u16;
+        self.at_down[v * 64 + c as usize] = u as u16;
+    }
+
+    /// Colour u→v when no colour is free at both ends: `a` is free at u
+    /// (used at v), `b` free at v (used at u). Swap a and b along the path
+    /// from v that alternates a, b, a, ... (v -a- u1 -b- v2 -a- ...), which
+    /// frees a at v; the path never reaches u (left vertices are entered by
+    /// an a-edge and a is free at u). Then colour u→v with a.
+    #[cold]
+    #[inline(never)]
+    fn add_by_swap(&mut self, u: usize, v: usize, a: u32, b: u32) {
+        let r = self.r;
+        let ab = (1u64 << a) | (1u64 << b);
+        let (ia, ib) = (a as usize, b as usize);
+        // Swap a and b at each vertex of the path (masks and partners) and
+        // on each edge (pair masks) as we go: the walk reads only vertices
+        // ahead of the swaps. Each edge on the path has exactly one of a, b.
+        let swap_bits = |m: &mut u64| {
+            if (*m >> a ^ *m >> b) & 1 == 1 {
+                *m ^= ab;
+            }
+        };
+        let mut x = v;
+        let mut c = ia;
+        loop {
+            // Right vertex x, by colour c, to its left partner.
+            let has = self.down[x] >> c & 1 == 1;
+            let y = self.at_down[x * 64 + c] as usize;
+            swap_bits(&mut self.down[x]);
+            self.at_down.swap(x * 64 + ia, x * 64 + ib);
+            if !has {
+                break;
+            }
+            self.pair[y * r + x] ^= ab;
+            c ^= ia ^ ib;
+            // Left vertex y, by colour c, to its right partner.
+            let has = self.up[y] >> c & 1 == 1;
+            let z = self.at_up[y * 64 + c] as usize;
+            swap_bits(&mut self.up[y]);
+            self.at_up.swap(y * 64 + ia, y * 64 + ib);
+            if !has {
+                break;
+            }
+            self.pair[y * r + z] ^= ab;
+            c ^= ia ^ ib;
+            x = z;
+        }
+        self.set(u, v, a);
     }
 }
 
