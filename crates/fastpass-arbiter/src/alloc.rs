@@ -309,6 +309,8 @@ pub struct Allocator {
     granted: Vec<Demand>,
     /// Scratch: a spare demand buffer.
     spare: Vec<Demand>,
+    /// Scratch: sort keys.
+    sort_keys: Vec<u128>,
     /// Scratch: counting-sort buckets.
     counts: Vec<u32>,
     finished: Vec<Demand>,
@@ -347,6 +349,7 @@ impl Allocator {
             masks: Masks::default(),
             granted: Vec::new(),
             spare: Vec::new(),
+            sort_keys: Vec::new(),
             counts: Vec::new(),
             finished: Vec::new(),
             finished_pairs: Vec::new(),
@@ -500,7 +503,26 @@ impl Allocator {
                     // Pending is sorted by `last`; arrivals (sorted by last,
                     // then arrival) merge in after pending pairs of equal
                     // `last`.
-                    self.arrivals.sort_unstable_by_key(|d| (d.last, d.arrival));
+                    // Arrivals come in arrival order: sort by `last`,
+                    // stably, on compact keys (last, index) rather than
+                    // moving 32-byte demands around.
+                    if !self.arrivals.is_sorted_by_key(|d| d.last) {
+                        let mut keys = std::mem::take(&mut self.sort_keys);
+                        keys.clear();
+                        keys.extend(
+                            self.arrivals
+                                .iter()
+                                .enumerate()
+                                .map(|(i, d)| (d.last as u128) << 64 | i as u128),
+                        );
+                        keys.sort_unstable();
+                        let mut sorted = std::mem::take(&mut self.granted);
+                        sorted.clear();
+                        sorted.extend(keys.iter().map(|&k| self.arrivals[k as u64 as usize]));
+                        std::mem::swap(&mut sorted, &mut self.arrivals);
+                        self.granted = sorted;
+                        self.sort_keys = keys;
+                    }
                     let old = std::mem::take(&mut self.pending);
                     let mut merged = self.take_spare();
                     merged.reserve(old.len() + self.arrivals.len());

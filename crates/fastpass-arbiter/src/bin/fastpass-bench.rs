@@ -7,19 +7,22 @@
 //!
 //! ```text
 //! fastpass-bench [--workers 1,2] [--endpoints 256,512,1024] [--seconds 2]
-//!                [--batch 64] [--rounds 1] [--demand 4] [--max-size N]
+//!                [--batch 256] [--window N] [--demand 4] [--max-size N]
 //!                [--order lra|fifo|sjf] [--chunk N] [--seed 1]
 //!                [--no-paths] [--paths-only]
 //! ```
 //!
-//! `--batch` is the window of slots each worker allocates (≤ 64); a batch
-//! (the unit after which the fairness order is updated) is
-//! workers × batch × rounds slots. One worker runs
-//! `Allocator::allocate_batch` on the main thread; more run a `Pipeline`.
-//! Demand: every source keeps `--demand` pending pairs to random
-//! destinations, each of 1..=`--max-size` slots (default: the batch
-//! length), and a drained pair is replaced by a new one from the same
-//! source. Output: one line per configuration, then a markdown table.
+//! `--batch` is the number of slots allocated per call (the fairness order
+//! is updated between calls); the pipeline cuts it into windows of
+//! `--window` slots (default: batch / workers, at most 64), dealt round
+//! the ring of workers. One worker runs `Allocator::allocate_batch` on the
+//! main thread; more run a `Pipeline`. The batch is the same for every
+//! worker count, so every point schedules the same demand the same way
+//! (the pipeline's result equals the serial one). Demand: every source
+//! keeps `--demand` pending pairs to random destinations, each of
+//! 1..=`--max-size` slots (default: the batch length), and a drained pair
+//! is replaced by a new one from the same source after each batch. Output:
+//! one line per configuration, then a markdown table.
 
 use fastpass_arbiter::{Allocator, Order, PathSelector, Pipeline};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
@@ -31,7 +34,7 @@ struct Args {
     endpoints: Vec<usize>,
     seconds: f64,
     batch: usize,
-    rounds: usize,
+    window: Option<usize>,
     demand: usize,
     max_size: Option<u64>,
     order: Order,
@@ -46,8 +49,8 @@ fn parse() -> Result<Args, String> {
         workers: vec![1, 2],
         endpoints: vec![256, 512, 1024],
         seconds: 2.0,
-        batch: 64,
-        rounds: 1,
+        batch: 256,
+        window: None,
         demand: 4,
         max_size: None,
         order: Order::LeastRecentlyAllocated,
@@ -69,7 +72,7 @@ fn parse() -> Result<Args, String> {
             "--endpoints" => a.endpoints = list(&val()?)?,
             "--seconds" => a.seconds = val()?.parse().map_err(|_| "bad --seconds")?,
             "--batch" => a.batch = val()?.parse().map_err(|_| "bad --batch")?,
-            "--rounds" => a.rounds = val()?.parse().map_err(|_| "bad --rounds")?,
+            "--window" => a.window = Some(val()?.parse().map_err(|_| "bad --window")?),
             "--demand" => a.demand = val()?.parse().map_err(|_| "bad --demand")?,
             "--max-size" => a.max_size = Some(val()?.parse().map_err(|_| "bad --max-size")?),
             "--chunk" => a.chunk = Some(val()?.parse().map_err(|_| "bad --chunk")?),
@@ -90,8 +93,8 @@ fn parse() -> Result<Args, String> {
             f => return Err(format!("unknown flag {f:?}")),
         }
     }
-    if a.batch == 0 || a.batch > 64 || a.rounds == 0 || a.demand == 0 {
-        return Err("--batch must be 1..=64, --rounds and --demand >= 1".into());
+    if a.batch == 0 || a.batch > fastpass_arbiter::MAX_BATCH_SLOTS || a.demand == 0 {
+        return Err("--batch must be 1..=4096, --demand >= 1".into());
     }
     Ok(a)
 }
@@ -103,6 +106,7 @@ fn random_dst(rng: &mut Xoshiro256PlusPlus, s: u64, n: u64) -> u32 {
 struct Point {
     n: usize,
     workers: usize,
+    window: usize,
     batch: usize,
     slots_per_s: f64,
     gbps: f64,
@@ -111,7 +115,8 @@ struct Point {
 }
 
 fn throughput(a: &Args, n: usize, workers: usize) -> Result<Point, String> {
-    let batch = workers * a.batch * a.rounds;
+    let batch = a.batch;
+    let window = a.window.unwrap_or((batch / workers).clamp(1, 64));
     let max = a.max_size.unwrap_or(batch as u64).max(1);
     let mut alloc = Allocator::try_new(n, a.order).map_err(|e| e.to_string())?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(a.seed ^ (n as u64) << 20);
@@ -123,7 +128,7 @@ fn throughput(a: &Args, n: usize, workers: usize) -> Result<Point, String> {
         }
     }
     let mut pipe = if workers > 1 {
-        let mut p = Pipeline::new(workers, a.batch).map_err(|e| e.to_string())?;
+        let mut p = Pipeline::new(workers, window).map_err(|e| e.to_string())?;
         p.set_chunk(a.chunk);
         Some(p)
     } else {
@@ -164,6 +169,7 @@ fn throughput(a: &Args, n: usize, workers: usize) -> Result<Point, String> {
     Ok(Point {
         n,
         workers,
+        window: if workers > 1 { window } else { batch.min(64) },
         batch,
         slots_per_s,
         gbps: slots_per_s * 1500.0 * 8.0 / 1e9,
@@ -264,7 +270,7 @@ fn main() {
                             "alloc endpoints={} workers={} window={} batch={} order={:?} demand={}x1..={} seconds={} slots/s={:.1}M Gbit/s={:.1} e2e_Gbit/s={:.1} fill={:.3}",
                             p.n,
                             p.workers,
-                            a.batch,
+                            p.window,
                             p.batch,
                             a.order,
                             a.demand,
@@ -285,14 +291,15 @@ fn main() {
             }
         }
         println!();
-        println!("| endpoints | workers | batch (slots) | M slots/s | Gbit/s | Gbit/s with demand top-up | slot fill |");
+        println!("| endpoints | workers | batch / window (slots) | M slots/s | Gbit/s | Gbit/s with demand top-up | slot fill |");
         println!("|---|---|---|---|---|---|---|");
         for p in &points {
             println!(
-                "| {} | {} | {} | {:.1} | {:.0} | {:.0} | {:.3} |",
+                "| {} | {} | {} / {} | {:.1} | {:.0} | {:.0} | {:.3} |",
                 p.n,
                 p.workers,
                 p.batch,
+                p.window,
                 p.slots_per_s / 1e6,
                 p.gbps,
                 p.e2e_gbps,
