@@ -113,5 +113,7 @@ def reproduce(
         progress=progress,
         base_dir=folder,
     )
-    title = f"pktsim reproduce {name}" + ("" if scale == 1 else f" (flows scaled down by {scale:g})")
+    title = f"pktsim reproduce {name}"
+    if scale != 1:
+        title += f" (flows scaled down by {scale:g})"
     return report(out, claims=load_claims(folder), title=title)

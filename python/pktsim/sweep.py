@@ -29,7 +29,7 @@ import sys
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -419,6 +419,33 @@ def _runs_dir(out: str | os.PathLike[str]) -> Path:
     return p if p.name == "runs" else p / "runs"
 
 
+def _hive_schema(runs: Path) -> dict[str, Any]:
+    """The partition columns and their types, read off the finished points'
+    paths: integers, else floats, else strings (``run_id`` and ``config``
+    always strings, so that an all-digit hash stays a string)."""
+    import polars as pl
+
+    values: dict[str, list[str]] = {}
+    for d in finished_dirs(runs.parent):
+        for part in d.relative_to(runs).parts:
+            k, _, v = part.partition("=")
+            values.setdefault(k, []).append(urllib.parse.unquote(v))
+
+    def kind(col: str, vs: list[str]) -> Any:
+        if col in ("run_id", "config"):
+            return pl.String
+        for t, conv in ((pl.Int64, int), (pl.Float64, float)):
+            try:
+                for v in vs:
+                    conv(v)
+                return t
+            except ValueError:
+                continue
+        return pl.String
+
+    return {k: kind(k, vs) for k, vs in values.items()}
+
+
 def scan_sweep(out: str | os.PathLike[str], table: str = "flows") -> pl.LazyFrame:
     """A lazy scan of every finished point's ``<table>.parquet`` (``flows``
     or ``queues``) with the partition columns (config, grid columns, seed,
@@ -429,7 +456,7 @@ def scan_sweep(out: str | os.PathLike[str], table: str = "flows") -> pl.LazyFram
     return pl.scan_parquet(
         str(runs / "**" / f"{table}.parquet"),
         hive_partitioning=True,
-        hive_schema={"run_id": pl.String},
+        hive_schema=_hive_schema(runs) or None,
         try_parse_hive_dates=False,
     )
 

@@ -9,9 +9,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SMALL
 
 import pktsim
+from conftest import REPO, SMALL
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import GRID, SEEDS, assert_same_sweep
 
 import pktsim
+from conftest import GRID, SEEDS, assert_same_sweep
 from pktsim.sweep import finished_dirs, make_points
 
 
@@ -27,7 +27,8 @@ def test_layout_is_a_hive_tree_with_one_id_per_point(serial_sweep: Path) -> None
     assert flows.select("run_id").n_unique() == 6
     assert sorted(flows["load"].unique().to_list()) == [0.3, 0.5, 0.7]
     # The partition column and the flows' own protocol agree.
-    assert flows.filter(pl.col("transport_protocol") != pl.col("protocol").cast(pl.String)).height == 0
+    differ = pl.col("transport_protocol") != pl.col("protocol").cast(pl.String)
+    assert flows.filter(differ).height == 0
     s = pktsim.load_summaries(serial_sweep)
     assert s.height == 6 and s["finished"].sum() > 0
     assert sorted(s["protocol"].unique().to_list()) == ["dctcp", "tcp"]
