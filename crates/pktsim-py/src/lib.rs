@@ -59,11 +59,7 @@ fn locate(e: &Error) -> Located {
             file: None,
             line: None,
         },
-        Error::Parse {
-            file,
-            line,
-            msg: m,
-        } => Located {
+        Error::Parse { file, line, msg: m } => Located {
             field: field_of_parse_msg(m),
             msg,
             file: Some(file.clone()),
