@@ -1,0 +1,306 @@
+//! The `pktsim` command: a thin command line over the pktsim library.
+//!
+//! It is a library so that the Python package (`pktsim-py`) can offer the
+//! same commands as the binary: [`main_with_args`] parses and runs one
+//! command line and returns the exit code.
+//!
+//! Exit codes: 0 success, 2 bad input (config, topology, workload files),
+//! 1 anything else (e.g. the output directory cannot be written).
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pktsim::config::{base_dir_of, Config};
+use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
+use pktsim::metrics::RunOutput;
+use pktsim::output::{peak_rss_bytes, write_run, RunMeta};
+use pktsim::sim::Progress;
+use pktsim::Error;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The reference run of the benchmark (see BENCHMARKS.md).
+const BENCH_CONFIG: &str = include_str!("../../../examples/bench_leafspine_dctcp.toml");
+
+#[derive(Parser)]
+#[command(
+    name = "pktsim",
+    version,
+    about = "Fast, deterministic packet-level network simulator"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment and write its results.
+    Run {
+        /// The experiment's TOML file.
+        config: PathBuf,
+        /// Output directory (default: results/<config name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the config's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check an experiment file (and its topology and workload) without running it.
+    Validate {
+        /// The experiment's TOML file.
+        config: PathBuf,
+    },
+    /// Run the reference benchmark and print events/s, packet-hops/s and peak memory.
+    Bench {
+        /// Number of flows (default: the reference config's 20,000).
+        #[arg(long)]
+        flows: Option<u64>,
+        /// Benchmark another config instead of the reference run.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+/// A failure with its exit code.
+struct Failure {
+    code: u8,
+    msg: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let code = match e {
+            Error::Output(_) => 1,
+            _ => 2,
+        };
+        Failure {
+            code,
+            msg: e.to_string(),
+        }
+    }
+}
+
+/// Parse `args` (the program name first) and run the command; returns the
+/// exit code. Help and usage errors are printed as clap prints them.
+pub fn main_with_args<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            // --help and --version are "errors" that exit 0.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Run {
+            config,
+            out,
+            seed,
+            quiet,
+        } => cmd_run(&config, out, seed, quiet),
+        Command::Validate { config } => cmd_validate(&config),
+        Command::Bench { flows, config } => cmd_bench(flows, config),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(f) => {
+            eprintln!("error: {}", f.msg);
+            f.code
+        }
+    }
+}
+
+fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
+    let target = if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        // Hidden automatically when stderr is not a terminal.
+        ProgressDrawTarget::stderr()
+    };
+    let pb = ProgressBar::with_draw_target(Some(total as u64), target);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} flows  {msg}  [{elapsed_precise}, eta {eta}]",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+fn run_with_progress(cfg: &Config, base: &Path, quiet: bool) -> Result<RunOutput, Error> {
+    let exp = cfg.prepare(base)?;
+    let pb = progress_bar(exp.workload.flows.len(), quiet);
+    let started = std::time::Instant::now();
+    let mut report = |p: &Progress| {
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        pb.set_position(p.flows_done as u64);
+        pb.set_message(format!(
+            "sim {:.3} ms, {:.1} M events/s",
+            p.now.as_secs_f64() * 1e3,
+            p.events as f64 / secs / 1e6
+        ));
+    };
+    let out = exp.run(Some(&mut report))?;
+    pb.finish_and_clear();
+    Ok(out)
+}
+
+fn buckets(cfg: &Config) -> Vec<u64> {
+    cfg.output
+        .size_buckets
+        .clone()
+        .unwrap_or_else(|| DEFAULT_BUCKETS.to_vec())
+}
+
+fn cmd_run(
+    path: &Path,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let mut cfg = Config::load(path)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let dir = out.unwrap_or_else(|| {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+        PathBuf::from("results").join(stem.unwrap_or_else(|| "run".into()))
+    });
+    let command_line = Some(std::env::args().collect::<Vec<_>>().join(" "));
+    let summary = run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line)?;
+    if !quiet {
+        print_summary(&summary);
+        println!("results: {}", dir.display());
+    }
+    Ok(())
+}
+
+/// Run `cfg` (relative paths resolve against `base`) and write its results
+/// into `dir`: what `pktsim run` does, minus printing. A progress bar shows
+/// on a terminal unless `quiet`.
+pub fn run_to_dir(
+    cfg: &Config,
+    base: &Path,
+    dir: &Path,
+    quiet: bool,
+    command_line: Option<String>,
+) -> Result<Summary, Error> {
+    let run = run_with_progress(cfg, base, quiet)?;
+    let summary = Summary::from_run(&run, &buckets(cfg));
+    let resolved = cfg.to_toml();
+    let meta = RunMeta {
+        pktsim_version: env!("CARGO_PKG_VERSION").to_string(),
+        config_hash: config_hash(&resolved),
+        seed: cfg.seed,
+        command_line,
+        git_commit: git_commit().map(str::to_string),
+    };
+    write_run(dir, &run, &summary, &resolved, &meta)?;
+    Ok(summary)
+}
+
+/// The git commit the code was built from, when it was built in a checkout.
+pub fn git_commit() -> Option<&'static str> {
+    option_env!("PKTSIM_GIT_COMMIT")
+}
+
+fn cmd_validate(path: &Path) -> Result<(), Failure> {
+    let cfg = Config::load(path)?;
+    let exp = cfg.prepare(&base_dir_of(path))?;
+    println!(
+        "ok: {} hosts, {} switches, {} links, {} flows, protocol {}",
+        exp.topology.n_hosts,
+        exp.topology.n_nodes() - exp.topology.n_hosts as usize,
+        exp.topology.links.len(),
+        exp.workload.flows.len(),
+        cfg.transport.name()
+    );
+    Ok(())
+}
+
+fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure> {
+    let (src, label, base) = match &config {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| Failure {
+                code: 2,
+                msg: format!("{}: {e}", p.display()),
+            })?,
+            p.display().to_string(),
+            base_dir_of(p),
+        ),
+        None => (
+            BENCH_CONFIG.to_string(),
+            "reference".to_string(),
+            PathBuf::from("."),
+        ),
+    };
+    let mut text = src;
+    if let Some(n) = flows {
+        text = text.replace("flows = 20000", &format!("flows = {n}"));
+    }
+    let cfg = Config::from_toml_str(&text, &label)?;
+    let run = run_with_progress(&cfg, &base, false)?;
+    let wall = run.wall_time.as_secs_f64();
+    let s = Summary::from_run(&run, &buckets(&cfg));
+    let finished = run.flows.iter().filter(|f| f.finish.is_some()).count();
+    println!(
+        "benchmark: {label} ({} flows, {} finished, protocol {})",
+        run.flows.len(),
+        finished,
+        run.protocol
+    );
+    println!("wall time        {wall:.3} s (event loop)");
+    println!(
+        "simulated time   {:.3} ms",
+        run.sim_time.as_secs_f64() * 1e3
+    );
+    println!(
+        "events           {}  ({:.2} M/s)",
+        run.events,
+        run.events as f64 / wall / 1e6
+    );
+    println!(
+        "packet-hops      {}  ({:.2} M/s)",
+        run.counters.packet_hops,
+        run.counters.packet_hops as f64 / wall / 1e6
+    );
+    let data_pkts = run.counters.delivered[0];
+    println!(
+        "data packets     {}  ({:.2} M/s delivered, {:.2} events each)",
+        data_pkts,
+        data_pkts as f64 / wall / 1e6,
+        run.events as f64 / data_pkts.max(1) as f64
+    );
+    match peak_rss_bytes() {
+        Some(b) => println!("peak RSS         {:.1} MB", b as f64 / 1e6),
+        None => println!("peak RSS         unknown on this platform"),
+    }
+    print_summary(&s);
+    Ok(())
+}
+
+/// Hash of a resolved config (the `config_hash` of the run metadata).
+pub fn config_hash(resolved: &str) -> String {
+    // FNV-1a: stable across platforms and releases, enough to tell configs apart.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in resolved.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    format!("{h:016x}")
+}
+
+fn print_summary(s: &Summary) {
+    let json = serde_json::to_value(s).unwrap_or_default();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&json).unwrap_or_default()
+    );
+}

@@ -1,0 +1,199 @@
+//! `pktsim._core`: the compiled half of the Python package.
+//!
+//! Deliberately small: it parses and validates configs, runs one simulation
+//! (with the GIL released) into a results directory, and runs the Rust
+//! command line. Everything else (result objects, sweeps, plots, reports)
+//! is Python in `python/pktsim/`, which reads the Parquet and JSON files the
+//! run wrote, so there is one output format, not two.
+//!
+//! Errors from user input become `pktsim.ConfigError` with the offending
+//! field, file and line as attributes.
+
+use pktsim::config::Config;
+use pktsim::Error;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+/// What `pktsim.ConfigError` carries: message, field, file, line.
+struct Located {
+    msg: String,
+    field: Option<String>,
+    file: Option<String>,
+    line: Option<usize>,
+}
+
+/// The field a parse message names: serde's path (`topology`,
+/// `workload[0].load`) joined with the key of an "unknown field `key`".
+fn field_of_parse_msg(msg: &str) -> Option<String> {
+    let mut path = None;
+    // "a.b[0].c: rest" — a path has no spaces and comes first.
+    if let Some((head, _)) = msg.split_once(": ") {
+        if !head.is_empty() && !head.contains(' ') {
+            path = Some(head.to_string());
+        }
+    }
+    let key = msg.find("unknown field `").and_then(|i| {
+        let rest = &msg[i + "unknown field `".len()..];
+        rest.find('`').map(|j| rest[..j].to_string())
+    });
+    match (path, key) {
+        (Some(p), Some(k)) => Some(format!("{p}.{k}")),
+        (Some(p), None) => Some(p),
+        (None, Some(k)) => Some(k),
+        (None, None) => {
+            // "missing field `x`" at the top level.
+            let i = msg.find("missing field `")?;
+            let rest = &msg[i + "missing field `".len()..];
+            rest.find('`').map(|j| rest[..j].to_string())
+        }
+    }
+}
+
+fn locate(e: &Error) -> Located {
+    let msg = e.to_string();
+    match e {
+        Error::Config { field, .. } => Located {
+            msg,
+            field: Some(field.clone()),
+            file: None,
+            line: None,
+        },
+        Error::Parse { file, line, msg: m } => Located {
+            field: field_of_parse_msg(m),
+            msg,
+            file: Some(file.clone()),
+            line: Some(*line),
+        },
+        Error::FileLine { file, line, .. } => Located {
+            msg,
+            field: None,
+            file: Some(file.display().to_string()),
+            line: Some(*line),
+        },
+        Error::File { file, .. } => Located {
+            msg,
+            field: None,
+            file: Some(file.display().to_string()),
+            line: None,
+        },
+        Error::Topology(_) => Located {
+            msg,
+            field: Some("topology".into()),
+            file: None,
+            line: None,
+        },
+        Error::Output(_) => Located {
+            msg,
+            field: None,
+            file: None,
+            line: None,
+        },
+    }
+}
+
+/// Turn a library error into the Python exception users catch.
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    if let Error::Output(m) = &e {
+        return PyOSError::new_err(format!("output: {m}"));
+    }
+    let l = locate(&e);
+    let made = py
+        .import("pktsim._errors")
+        .and_then(|m| m.getattr("ConfigError"))
+        .and_then(|cls| cls.call1((l.msg.clone(), l.field, l.file, l.line)));
+    match made {
+        Ok(obj) => PyErr::from_value(obj),
+        // The Python half is missing (the module used on its own).
+        Err(_) => PyValueError::new_err(l.msg),
+    }
+}
+
+fn parse(py: Python<'_>, toml_text: &str, label: &str) -> PyResult<Config> {
+    Config::from_toml_str(toml_text, label).map_err(|e| to_py(py, e))
+}
+
+/// Parse and validate a config (TOML text; `label` names it in errors;
+/// relative paths resolve against `base_dir`) without running it. Returns
+/// the resolved config as TOML, every default filled in.
+#[pyfunction]
+#[pyo3(signature = (toml_text, label = "<string>", base_dir = "."))]
+fn validate(py: Python<'_>, toml_text: &str, label: &str, base_dir: &str) -> PyResult<String> {
+    let cfg = parse(py, toml_text, label)?;
+    let base = PathBuf::from(base_dir);
+    let c = cfg.clone();
+    py.detach(move || c.prepare(&base).map(|_| ()))
+        .map_err(|e| to_py(py, e))?;
+    Ok(cfg.to_toml())
+}
+
+/// Turn a JSON object (a config as nested dicts) into TOML text, so that
+/// dicts go through the very same parser and errors as files.
+#[pyfunction]
+fn json_to_toml(json_text: &str) -> PyResult<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json_text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let t: toml::Value = toml::Value::try_from(v)
+        .map_err(|e| PyValueError::new_err(format!("config cannot be written as TOML: {e}")))?;
+    toml::to_string_pretty(&t)
+        .map_err(|e| PyValueError::new_err(format!("config cannot be written as TOML: {e}")))
+}
+
+/// Run a config (TOML text) and write its results into `out_dir`
+/// (`flows.parquet`, `summary.json`, `config.toml`, maybe
+/// `queues.parquet`). The GIL is released while the simulation runs, so
+/// Python threads (a progress bar, a Dask worker's heartbeat) keep going.
+#[pyfunction]
+#[pyo3(signature = (toml_text, out_dir, label = "<string>", base_dir = ".", seed = None, quiet = true, command_line = None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    toml_text: &str,
+    out_dir: &str,
+    label: &str,
+    base_dir: &str,
+    seed: Option<u64>,
+    quiet: bool,
+    command_line: Option<String>,
+) -> PyResult<()> {
+    let mut cfg = parse(py, toml_text, label)?;
+    if let Some(s) = seed {
+        cfg.seed = s;
+    }
+    let base = PathBuf::from(base_dir);
+    let dir = PathBuf::from(out_dir);
+    py.detach(move || pktsim_cli::run_to_dir(&cfg, &base, &dir, quiet, command_line))
+        .map(|_| ())
+        .map_err(|e| to_py(py, e))
+}
+
+/// Run the Rust command line (`argv[0]` is the program name); returns the
+/// exit code. The GIL is released for the whole command.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(move || pktsim_cli::main_with_args(argv))
+}
+
+/// The pktsim version of the compiled core.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// The git commit the core was built from, if it was built in a checkout.
+#[pyfunction]
+fn git_commit() -> Option<&'static str> {
+    pktsim_cli::git_commit()
+}
+
+/// The module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(git_commit, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,68 @@
+"""Sweep speed-up with the number of local worker processes.
+
+Times the same sweep (default: 12 points, examples/leafspine_dctcp.toml at
+six loads x two seeds, 1,000 flows each) with each worker count, best of
+--repeat, each time into a fresh folder, and prints the speed-up over one
+worker. Record the figures in BENCHMARKS.md with the command and machine.
+
+    python python/bench/sweep_speedup.py --workers 1,2 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pktsim
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", type=Path, default=ROOT / "examples" / "leafspine_dctcp.toml")
+    ap.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    ap.add_argument("--repeat", type=int, default=3, help="best of this many")
+    ap.add_argument("--flows", type=int, default=1000, help="flows per point")
+    ap.add_argument("--loads", default="0.3,0.4,0.5,0.6,0.7,0.8")
+    ap.add_argument("--seeds", default="1,2")
+    ap.add_argument("--executor", default="processes", choices=["processes", "dask"])
+    a = ap.parse_args()
+    grid = {"load": [float(x) for x in a.loads.split(",")]}
+    seeds = [int(s) for s in a.seeds.split(",")]
+    n_points = len(grid["load"]) * len(seeds)
+    print(
+        f"sweep: {a.config.name}, {n_points} points of {a.flows} flows, "
+        f"executor {a.executor}, {os.cpu_count()} cores, best of {a.repeat}"
+    )
+    best: dict[int, float] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="pktsim-bench-"))
+    try:
+        for w in [int(x) for x in a.workers.split(",")]:
+            times = []
+            for r in range(a.repeat):
+                out = tmp / f"w{w}-r{r}"
+                t0 = time.perf_counter()
+                res = pktsim.sweep(
+                    a.config, grid, seeds, out=out, executor=a.executor, workers=w,
+                    fixed={"flows": a.flows}, progress=False,
+                )
+                times.append(time.perf_counter() - t0)
+                assert res.ran == n_points
+                shutil.rmtree(out)
+            best[w] = min(times)
+            print(f"workers {w:>3}: best {best[w]:.2f} s  (all: "
+                  + ", ".join(f"{t:.2f}" for t in times) + ")")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    base = best[min(best)]
+    for w, t in sorted(best.items()):
+        print(f"speed-up {min(best)} -> {w}: {base / t:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

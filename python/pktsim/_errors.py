@@ -1,0 +1,27 @@
+"""The exception raised for bad input (config, topology, workload files)."""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """A config, topology or input file is invalid.
+
+    ``str(err)`` is the one line the ``pktsim`` command prints. The
+    attributes say where the problem is, when known:
+
+    - ``field``: the dotted TOML path, e.g. ``"workload[0].load"``;
+    - ``file``: the config (``"<string>"``, ``"<dict>"``) or input file;
+    - ``line``: 1-based line in ``file``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        field: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.field = field
+        self.file = file
+        self.line = line
