@@ -480,14 +480,10 @@ impl Allocator {
         self.finished = finished;
         let mut granted = self.take_granted_buf();
         if self.order == Order::LeastRecentlyAllocated {
-            let first = self.batch.first_slot;
-            list.retain(|d| {
-                let keep = d.last <= first;
-                if !keep {
-                    granted.push(*d);
-                }
-                keep
-            });
+            let mut keep = self.take_spare();
+            split_granted(&list, self.batch.first_slot, &mut keep, &mut granted);
+            self.recycle(list);
+            list = keep;
         }
         self.end_batch(list, granted);
         Ok(&self.batch)
@@ -647,6 +643,34 @@ impl Allocator {
         self.finished_pairs
             .extend(finished.iter().map(|d| (d.src, d.dst)));
     }
+}
+
+/// Append `v`'s demands to `keep` (not granted since `first_slot`) or
+/// `granted`, keeping their order. Branch-free: the two kinds come in no
+/// predictable pattern, and a mispredicted branch per demand costs more than
+/// writing each demand twice.
+pub(crate) fn split_granted(
+    v: &[Demand],
+    first_slot: u64,
+    keep: &mut Vec<Demand>,
+    granted: &mut Vec<Demand>,
+) {
+    let Some(&fill) = v.first() else {
+        return;
+    };
+    let (k0, g0) = (keep.len(), granted.len());
+    keep.resize(k0 + v.len(), fill);
+    granted.resize(g0 + v.len(), fill);
+    let (mut k, mut g) = (k0, g0);
+    for d in v {
+        let is_granted = (d.last > first_slot) as usize;
+        keep[k] = *d;
+        granted[g] = *d;
+        k += 1 - is_granted;
+        g += is_granted;
+    }
+    keep.truncate(k);
+    granted.truncate(g);
 }
 
 pub(crate) fn check_batch(slots: usize) -> Result<(), ArbiterError> {

@@ -19,7 +19,9 @@
 //! [`Allocator::allocate_batch`] on one thread, for any worker count and
 //! window size (the tests check this).
 
-use crate::alloc::{check_batch, grant_window, Allocator, Batch, Demand, Masks, Order};
+use crate::alloc::{
+    check_batch, grant_window, split_granted, Allocator, Batch, Demand, Masks, Order,
+};
 use crate::error::ArbiterError;
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
@@ -290,13 +292,7 @@ impl Pipeline {
         // batch go behind the others.
         let route = |v: &[Demand], keep: &mut Vec<Demand>, granted: &mut Vec<Demand>| {
             if lra {
-                for d in v {
-                    if d.last > first_slot {
-                        granted.push(*d);
-                    } else {
-                        keep.push(*d);
-                    }
-                }
+                split_granted(v, first_slot, keep, granted);
             } else {
                 keep.extend_from_slice(v);
             }

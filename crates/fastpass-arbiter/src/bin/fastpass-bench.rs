@@ -6,7 +6,7 @@
 //! racks × 32 hosts with 32 core switches.
 //!
 //! ```text
-//! fastpass-bench [--workers 1,2] [--endpoints 256,512,1024] [--seconds 2]
+//! fastpass-bench [SECONDS] [--workers 1,2] [--endpoints 256,512,1024] [--seconds 2]
 //!                [--batch 256] [--window N] [--demand 4] [--max-size N]
 //!                [--order lra|fifo|sjf] [--chunk N] [--seed 1]
 //!                [--no-paths] [--paths-only]
@@ -90,6 +90,8 @@ fn parse() -> Result<Args, String> {
             "-h" | "--help" => {
                 return Err("see the header of src/bin/fastpass-bench.rs".into());
             }
+            // The first step's usage: `fastpass-bench SECONDS`.
+            f if f.parse::<f64>().is_ok() => a.seconds = f.parse().unwrap_or(2.0),
             f => return Err(format!("unknown flag {f:?}")),
         }
     }
@@ -178,12 +180,15 @@ fn throughput(a: &Args, n: usize, workers: usize) -> Result<Point, String> {
     })
 }
 
-fn stats(mut ns: Vec<u64>) -> (f64, u64, u64) {
+/// Mean, standard deviation, median and 99th percentile.
+fn stats(mut ns: Vec<u64>) -> (f64, f64, u64, u64) {
     ns.sort_unstable();
-    let mean = ns.iter().sum::<u64>() as f64 / ns.len() as f64;
+    let k = ns.len() as f64;
+    let mean = ns.iter().sum::<u64>() as f64 / k;
+    let var = ns.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / k;
     let p50 = ns[ns.len() / 2];
     let p99 = ns[(ns.len() * 99).div_ceil(100) - 1];
-    (mean, p50, p99)
+    (mean, var.sqrt(), p50, p99)
 }
 
 /// Time `PathSelector::select` over `slots`, repeated for about `secs`.
@@ -191,7 +196,7 @@ fn time_paths(
     sel: &mut PathSelector,
     slots: &[Vec<(u32, u32)>],
     secs: f64,
-) -> (f64, u64, u64, usize) {
+) -> (f64, f64, u64, u64, usize) {
     let mut out = Vec::new();
     let mut times = Vec::new();
     let start = Instant::now();
@@ -204,8 +209,8 @@ fn time_paths(
         }
     }
     let k = times.len();
-    let (mean, p50, p99) = stats(times);
-    (mean, p50, p99, k)
+    let (mean, sd, p50, p99) = stats(times);
+    (mean, sd, p50, p99, k)
 }
 
 fn paths(a: &Args) {
@@ -245,9 +250,9 @@ fn paths(a: &Args) {
     let secs = a.seconds.min(2.0);
     for (what, slots) in [("full permutation", &full), ("allocator slots", &made)] {
         let pairs = slots.iter().map(|s| s.len()).sum::<usize>() as f64 / slots.len() as f64;
-        let (mean, p50, p99, k) = time_paths(&mut sel, slots, secs);
+        let (mean, sd, p50, p99, k) = time_paths(&mut sel, slots, secs);
         println!(
-            "paths racks={racks} hosts={hosts} cores={hosts} slots={what} pairs/slot={pairs:.0} mean_ns={mean:.0} p50_ns={p50} p99_ns={p99} samples={k}"
+            "paths racks={racks} hosts={hosts} cores={hosts} slots={what} pairs/slot={pairs:.0} mean_ns={mean:.0} sd_ns={sd:.0} p50_ns={p50} p99_ns={p99} samples={k}"
         );
     }
 }
