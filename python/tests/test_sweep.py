@@ -84,15 +84,23 @@ def test_killed_sweep_resumes_and_loses_nothing(
     while len(finished_dirs(out)) < 3 and time.monotonic() < deadline:
         assert proc.poll() is None, "the sweep ended before it could be killed"
         time.sleep(0.02)
+    # Kill it while the next point's results are half written (no marker).
+    while not list(out.glob(".tmp/*/flows.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     done = len(finished_dirs(out))
     assert 3 <= done < 6, done
+    half = [d for d in (out / ".tmp").iterdir() if (d / "flows.parquet").is_file()]
+    assert half, "the kill did not catch a point half written"
+    assert not any((d / "_SUCCESS").exists() for d in half)
+    assert pktsim.load_sweep(out).select("run_id").n_unique() == done
     # A point directory is complete or absent: every one has its marker.
     assert all((d / "flows.parquet").is_file() for d in finished_dirs(out))
     res = pktsim.sweep(small_file, GRID, SEEDS, out=out, executor="serial", progress=False)
     assert (res.ran, res.skipped) == (6 - done, done)
     assert_same_sweep(serial_sweep, out)
+    assert not (out / ".tmp").exists(), "debris of the killed run left behind"
     again = pktsim.sweep(small_file, GRID, SEEDS, out=out, executor="serial", progress=False)
     assert (again.ran, again.skipped) == (0, 6)
 
