@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import tempfile
 import time
@@ -39,28 +40,41 @@ def main() -> None:
         f"sweep: {a.config.name}, {n_points} points of {a.flows} flows, "
         f"executor {a.executor}, {os.cpu_count()} cores, best of {a.repeat}"
     )
+    print(f"load average at start: {os.getloadavg()[0]:.2f} (other jobs compete for the cores)")
     best: dict[int, float] = {}
     tmp = Path(tempfile.mkdtemp(prefix="pktsim-bench-"))
     try:
         for w in [int(x) for x in a.workers.split(",")]:
             times = []
+            used = []
             for r in range(a.repeat):
                 out = tmp / f"w{w}-r{r}"
+                cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
                 t0 = time.perf_counter()
                 res = pktsim.sweep(
                     a.config, grid, seeds, out=out, executor=a.executor, workers=w,
                     fixed={"flows": a.flows}, progress=False,
                 )
                 times.append(time.perf_counter() - t0)
+                # Cores the workers actually got: their CPU time over wall time.
+                cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - cpu0
+                used.append(cpu / times[-1])
                 assert res.ran == n_points
                 shutil.rmtree(out)
             best[w] = min(times)
-            print(f"workers {w:>3}: best {best[w]:.2f} s  (all: "
-                  + ", ".join(f"{t:.2f}" for t in times) + ")")
+            print(
+                f"workers {w:>3}: best {best[w]:.2f} s  (all: "
+                + ", ".join(f"{t:.2f}" for t in times)
+                + "; cores used: "
+                + ", ".join(f"{u:.2f}" for u in used)
+                + ")"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     base = best[min(best)]
     for w, t in sorted(best.items()):
+        if w == min(best):
+            continue
         print(f"speed-up {min(best)} -> {w}: {base / t:.2f}x")
 
 
