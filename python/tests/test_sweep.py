@@ -112,15 +112,29 @@ def test_dask_worker_killed_mid_point_is_retried_elsewhere(
     marker = tmp_path / "crashed"
     # The first worker process to start a point dies (os._exit) right there.
     monkeypatch.setenv("PKTSIM_TEST_CRASH_ONCE", str(marker))
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        # Attach to the running scheduler, as on a real cluster.
         res = pktsim.sweep(
-            small_file, GRID, SEEDS, out=tmp_path / "w", executor=client, progress=False
+            small_file, GRID, SEEDS, out=tmp_path / "w", executor="dask",
+            address=cluster.scheduler_address, progress=False,
         )
     assert marker.is_file(), "no worker was killed"
     assert res.ran == 6 and len(finished_dirs(tmp_path / "w")) == 6
     assert_same_sweep(serial_sweep, tmp_path / "w")
+
+
+def test_a_client_of_yours_runs_the_points(
+    serial_sweep: Path, small_file: Path, tmp_path: Path
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as c,
+        distributed.Client(c) as client,
+    ):
+        res = pktsim.sweep(
+            small_file, GRID, SEEDS, out=tmp_path / "c", executor=client, progress=False
+        )
+    assert res.ran == 6
+    assert_same_sweep(serial_sweep, tmp_path / "c")
