@@ -253,9 +253,16 @@ def report(
 ) -> Path:
     """Write ``RESULTS_DIR/report.html`` (self-contained) and
     ``RESULTS_DIR/plots/*.png`` for a run or a sweep folder; returns the
-    HTML's path. ``claims`` (published numbers, see :mod:`pktsim.reproduce`)
-    add a published-vs-measured table."""
+    HTML's path. ``claims`` (published numbers, see :mod:`pktsim.reproduce`;
+    by default those of ``RESULTS_DIR/published.toml`` if there is one) add
+    a published-vs-measured table."""
     d = Path(results_dir)
+    if claims is None and (d / "published.toml").is_file():
+        import tomllib
+
+        claims = tomllib.loads((d / "published.toml").read_text(encoding="utf-8")).get(
+            "claim", []
+        )
     summaries, flows, queues = _tables(d)
     plot_list = _make_plots(summaries, flows, queues, d / "plots")
     params = [c for c in _param_columns(summaries) if c in summaries.columns]
@@ -280,23 +287,28 @@ def report(
             what = c.get("config", "")
             if c.get("relative_to"):
                 what = f"{what} / {c['relative_to']}"
-            bound = {"max": "≤ ", "min": "≥ "}.get(str(c.get("bound", "")), "")
+            kind = str(c.get("bound", ""))
+            bound = {"max": "≤ ", "min": "≥ "}.get(kind, "")
+            holds = ""
+            if m is not None and pub is not None and kind in ("max", "min"):
+                holds = "yes" if (m <= pub if kind == "max" else m >= pub) else "no"
             rows.append(
-                [what, c.get("metric"), f"{bound}{_fmt(pub)}", m, ratio,
+                [what, c.get("metric"), f"{bound}{_fmt(pub)}", m, ratio, holds,
                  c.get("source", ""), c.get("note", "")]
             )
         parts += [
             "<h2>Published vs measured</h2>",
             _table(
                 ["config", "metric", "published", "measured", "measured / published",
-                 "source", "note"],
+                 "bound holds", "source", "note"],
                 rows,
             ),
         ]
     shown = [(k, h) for k, h in RUN_COLUMNS if k in summaries.columns and k not in params]
+    ordered = summaries.sort([*params, "run_id"], nulls_last=True)
     rows = [
         [r["run_id"], *[r.get(c) for c in params], *[r.get(k) for k, _ in shown]]
-        for r in summaries.iter_rows(named=True)
+        for r in ordered.iter_rows(named=True)
     ]
     parts += [
         "<h2>Runs</h2>",
@@ -311,7 +323,7 @@ def report(
             "</figure>"
         )
     parts.append("<h2>Configs</h2>")
-    for r in summaries.iter_rows(named=True):
+    for r in ordered.iter_rows(named=True):
         cfg_path = Path(r["path"]) / "config.toml"
         text = cfg_path.read_text(encoding="utf-8") if cfg_path.is_file() else "(missing)"
         label = ", ".join(f"{c}={r.get(c)}" for c in params)
