@@ -37,10 +37,8 @@ RUN_COLUMNS = [
 
 
 def git_commit() -> str | None:
-    """The commit the core was built from, else the current checkout's."""
-    c = _core.git_commit()
-    if c:
-        return c
+    """The commit of the current checkout (where the report is written),
+    else the one the core was built from."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"],
@@ -51,7 +49,9 @@ def git_commit() -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    if out.returncode == 0 and out.stdout.strip():
+        return out.stdout.strip()
+    return _core.git_commit()
 
 
 def _single_run_tables(d: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
@@ -267,15 +267,25 @@ def report(
     plot_list = _make_plots(summaries, flows, queues, d / "plots")
     params = [c for c in _param_columns(summaries) if c in summaries.columns]
     commit = git_commit()
+
+    def distinct(col: str) -> str:
+        if col not in summaries.columns:
+            return "unknown"
+        vals = sorted({str(v) for v in summaries[col].to_list() if v is not None})
+        return ", ".join(vals) or "unknown"
+
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{html.escape(title or d.name)}</title><style>{CSS}</style></head><body>",
         f"<h1>{html.escape(title or 'pktsim report: ' + d.name)}</h1>",
-        "<p>pktsim version <b>{}</b>, git commit <b>{}</b>; {} runs; written {}.</p>".format(
+        "<p>{} runs, made by pktsim version <b>{}</b> at git commit <b>{}</b>. "
+        "Report written {} by pktsim {} (git commit {}).</p>".format(
+            summaries.height,
+            html.escape(distinct("meta.pktsim_version")),
+            html.escape(distinct("meta.git_commit")),
+            _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             html.escape(_core.version()),
             html.escape(commit or "unknown"),
-            summaries.height,
-            _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         ),
     ]
     if claims:
