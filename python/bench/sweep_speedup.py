@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import tempfile
 import time
@@ -39,28 +40,45 @@ def main() -> None:
         f"sweep: {a.config.name}, {n_points} points of {a.flows} flows, "
         f"executor {a.executor}, {os.cpu_count()} cores, best of {a.repeat}"
     )
-    best: dict[int, float] = {}
+    print(f"load average at start: {os.getloadavg()[0]:.2f} (other jobs compete for the cores)")
+    counts = [int(x) for x in a.workers.split(",")]
+    times: dict[int, list[float]] = {w: [] for w in counts}
+    used: dict[int, list[float]] = {w: [] for w in counts}
     tmp = Path(tempfile.mkdtemp(prefix="pktsim-bench-"))
     try:
-        for w in [int(x) for x in a.workers.split(",")]:
-            times = []
-            for r in range(a.repeat):
+        # Interleaved (1, 2, 1, 2, ...) so that a change in the machine's load
+        # hits every worker count alike.
+        for r in range(a.repeat):
+            for w in counts:
                 out = tmp / f"w{w}-r{r}"
+                cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
                 t0 = time.perf_counter()
                 res = pktsim.sweep(
                     a.config, grid, seeds, out=out, executor=a.executor, workers=w,
                     fixed={"flows": a.flows}, progress=False,
                 )
-                times.append(time.perf_counter() - t0)
+                wall = time.perf_counter() - t0
                 assert res.ran == n_points
+                # Cores the workers actually got: their CPU time over wall time.
+                cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - cpu0
+                times[w].append(wall)
+                used[w].append(cpu / wall)
                 shutil.rmtree(out)
-            best[w] = min(times)
-            print(f"workers {w:>3}: best {best[w]:.2f} s  (all: "
-                  + ", ".join(f"{t:.2f}" for t in times) + ")")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    best = {w: min(ts) for w, ts in times.items()}
+    for w in counts:
+        print(
+            f"workers {w:>3}: best {best[w]:.2f} s  (all: "
+            + ", ".join(f"{t:.2f}" for t in times[w])
+            + "; cores used: "
+            + ", ".join(f"{u:.2f}" for u in used[w])
+            + ")"
+        )
     base = best[min(best)]
     for w, t in sorted(best.items()):
+        if w == min(best):
+            continue
         print(f"speed-up {min(best)} -> {w}: {base / t:.2f}x")
 
 

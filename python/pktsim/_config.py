@@ -108,7 +108,7 @@ def set_path(cfg: dict[str, Any], path: str, value: Any) -> None:
         last = i == len(parts) - 1
         if isinstance(node, list):
             if part == "*":
-                targets = range(len(node))
+                targets = list(range(len(node)))
             else:
                 try:
                     targets = [int(part)]

@@ -167,9 +167,11 @@ def queue_occupancy(
         .sort([*keys, "time_ps"])
     )
     fig, ax = _figure()
-    groups = sorted(str(g) for g in agg[by].unique()) if by else [None]
+    groups: list[str | None] = [None]
+    if by:
+        groups = [str(g) for g in sorted(str(x) for x in agg[by].unique())]
     for g in groups:
-        sub = agg if g is None else agg.filter(pl.col(by).cast(pl.String) == g)
+        sub = agg if by is None else agg.filter(pl.col(by).cast(pl.String) == g)
         t_ms = (sub["time_ps"].cast(pl.Float64) / 1e9).to_list()
         (line,) = ax.plot(t_ms, (sub["total"] / 1e3).to_list(), lw=1, label=g or "all ports")
         ax.plot(t_ms, (sub["max"] / 1e3).to_list(), lw=0.8, ls="--", color=line.get_color())

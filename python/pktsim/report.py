@@ -37,10 +37,8 @@ RUN_COLUMNS = [
 
 
 def git_commit() -> str | None:
-    """The commit the core was built from, else the current checkout's."""
-    c = _core.git_commit()
-    if c:
-        return c
+    """The commit of the current checkout (where the report is written),
+    else the one the core was built from."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"],
@@ -51,7 +49,9 @@ def git_commit() -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    if out.returncode == 0 and out.stdout.strip():
+        return out.stdout.strip()
+    return _core.git_commit()
 
 
 def _single_run_tables(d: Path) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame | None]:
@@ -253,22 +253,39 @@ def report(
 ) -> Path:
     """Write ``RESULTS_DIR/report.html`` (self-contained) and
     ``RESULTS_DIR/plots/*.png`` for a run or a sweep folder; returns the
-    HTML's path. ``claims`` (published numbers, see :mod:`pktsim.reproduce`)
-    add a published-vs-measured table."""
+    HTML's path. ``claims`` (published numbers, see :mod:`pktsim.reproduce`;
+    by default those of ``RESULTS_DIR/published.toml`` if there is one) add
+    a published-vs-measured table."""
     d = Path(results_dir)
+    if claims is None and (d / "published.toml").is_file():
+        import tomllib
+
+        claims = tomllib.loads((d / "published.toml").read_text(encoding="utf-8")).get(
+            "claim", []
+        )
     summaries, flows, queues = _tables(d)
     plot_list = _make_plots(summaries, flows, queues, d / "plots")
     params = [c for c in _param_columns(summaries) if c in summaries.columns]
     commit = git_commit()
+
+    def distinct(col: str) -> str:
+        if col not in summaries.columns:
+            return "unknown"
+        vals = sorted({str(v) for v in summaries[col].to_list() if v is not None})
+        return ", ".join(vals) or "unknown"
+
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{html.escape(title or d.name)}</title><style>{CSS}</style></head><body>",
         f"<h1>{html.escape(title or 'pktsim report: ' + d.name)}</h1>",
-        "<p>pktsim version <b>{}</b>, git commit <b>{}</b>; {} runs; written {}.</p>".format(
+        "<p>{} runs, made by pktsim version <b>{}</b> at git commit <b>{}</b>. "
+        "Report written {} by pktsim {} (git commit {}).</p>".format(
+            summaries.height,
+            html.escape(distinct("meta.pktsim_version")),
+            html.escape(distinct("meta.git_commit")),
+            _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             html.escape(_core.version()),
             html.escape(commit or "unknown"),
-            summaries.height,
-            _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         ),
     ]
     if claims:
@@ -280,23 +297,28 @@ def report(
             what = c.get("config", "")
             if c.get("relative_to"):
                 what = f"{what} / {c['relative_to']}"
-            bound = {"max": "≤ ", "min": "≥ "}.get(str(c.get("bound", "")), "")
+            kind = str(c.get("bound", ""))
+            bound = {"max": "≤ ", "min": "≥ "}.get(kind, "")
+            holds = ""
+            if m is not None and pub is not None and kind in ("max", "min"):
+                holds = "yes" if (m <= pub if kind == "max" else m >= pub) else "no"
             rows.append(
-                [what, c.get("metric"), f"{bound}{_fmt(pub)}", m, ratio,
+                [what, c.get("metric"), f"{bound}{_fmt(pub)}", m, ratio, holds,
                  c.get("source", ""), c.get("note", "")]
             )
         parts += [
             "<h2>Published vs measured</h2>",
             _table(
                 ["config", "metric", "published", "measured", "measured / published",
-                 "source", "note"],
+                 "bound holds", "source", "note"],
                 rows,
             ),
         ]
     shown = [(k, h) for k, h in RUN_COLUMNS if k in summaries.columns and k not in params]
+    ordered = summaries.sort([*params, "run_id"], nulls_last=True)
     rows = [
         [r["run_id"], *[r.get(c) for c in params], *[r.get(k) for k, _ in shown]]
-        for r in summaries.iter_rows(named=True)
+        for r in ordered.iter_rows(named=True)
     ]
     parts += [
         "<h2>Runs</h2>",
@@ -311,7 +333,7 @@ def report(
             "</figure>"
         )
     parts.append("<h2>Configs</h2>")
-    for r in summaries.iter_rows(named=True):
+    for r in ordered.iter_rows(named=True):
         cfg_path = Path(r["path"]) / "config.toml"
         text = cfg_path.read_text(encoding="utf-8") if cfg_path.is_file() else "(missing)"
         label = ", ".join(f"{c}={r.get(c)}" for c in params)

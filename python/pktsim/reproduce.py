@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,6 +114,9 @@ def reproduce(
         progress=progress,
         base_dir=folder,
     )
+    # Keep the published numbers with the results: `pktsim report OUT` shows them.
+    if (folder / PUBLISHED).is_file():
+        shutil.copyfile(folder / PUBLISHED, Path(out) / PUBLISHED)
     title = f"pktsim reproduce {name}"
     if scale != 1:
         title += f" (flows scaled down by {scale:g})"

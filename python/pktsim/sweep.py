@@ -164,12 +164,9 @@ def is_finished(point: Mapping[str, Any]) -> bool:
     return os.path.isfile(os.path.join(point["dir"], SUCCESS))
 
 
-def _test_hooks(point: Mapping[str, Any]) -> None:
-    # Hooks for the test suite only: slow points down, or kill the worker
-    # process once (the first point to get here) to test recovery.
-    delay = os.environ.get("PKTSIM_TEST_POINT_DELAY")
-    if delay:
-        time.sleep(float(delay))
+def _test_crash_hook(point: Mapping[str, Any]) -> None:
+    # For the test suite only: the first worker process to start a point
+    # dies on the spot, to test that the point is run again elsewhere.
     crash = os.environ.get("PKTSIM_TEST_CRASH_ONCE")
     if crash:
         try:
@@ -181,6 +178,14 @@ def _test_hooks(point: Mapping[str, Any]) -> None:
         os._exit(17)
 
 
+def _test_delay_hook() -> None:
+    # For the test suite only: linger with the results half written (in
+    # .tmp, no marker), where a kill does the most harm.
+    delay = os.environ.get("PKTSIM_TEST_POINT_DELAY")
+    if delay:
+        time.sleep(float(delay))
+
+
 def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
     """Run one point into its directory, atomically. Safe to call twice or
     on two machines at once: the first to finish wins, the other's copy is
@@ -189,7 +194,7 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
     final = point["dir"]
     if is_finished(point):
         return {"run_id": point["run_id"], "dir": final, "status": "skipped"}
-    _test_hooks(point)
+    _test_crash_hook(point)
     os.makedirs(point["tmp_root"], exist_ok=True)
     tmp = os.path.join(point["tmp_root"], f"{point['run_id']}-{uuid.uuid4().hex[:8]}")
     try:
@@ -201,6 +206,7 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
             quiet=True,
             command_line=f"pktsim sweep (run_id {point['run_id']})",
         )
+        _test_delay_hook()
         meta = {k: point[k] for k in ("run_id", "config", "params", "seed")}
         with open(os.path.join(tmp, "point.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1, sort_keys=True)
@@ -377,8 +383,20 @@ def sweep(
                     result.skipped += 1
                 if bar is not None:
                     bar.update(1)
-    shutil.rmtree(outp / ".tmp", ignore_errors=True)
+    _clean_tmp(outp / ".tmp", {p["run_id"] for p in points})
     return result
+
+
+def _clean_tmp(tmp_root: Path, run_ids: set[str]) -> None:
+    """Remove what killed runs of this sweep's points left in ``.tmp`` (all
+    its points are finished now); leave other sweeps' work alone."""
+    if not tmp_root.is_dir():
+        return
+    for d in tmp_root.iterdir():
+        if d.name.rsplit("-", 1)[0] in run_ids:
+            shutil.rmtree(d, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        tmp_root.rmdir()  # only if empty
 
 
 def _write_manifest(

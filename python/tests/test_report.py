@@ -81,6 +81,9 @@ def test_reproduce_scales_down_and_shows_published_numbers(tmp_path: Path) -> No
     assert "Published vs measured" in page and "a made-up paper" in page
     measured = s.filter(s["config"] == "a_dctcp")["slowdown.mean"][0]
     assert f"{measured:.4g}" in page
+    # The published numbers stay with the results for later reports.
+    again = pktsim.report(out).read_text()
+    assert "a made-up paper" in again
     _check_images(out / "plots")
 
 

@@ -84,15 +84,23 @@ def test_killed_sweep_resumes_and_loses_nothing(
     while len(finished_dirs(out)) < 3 and time.monotonic() < deadline:
         assert proc.poll() is None, "the sweep ended before it could be killed"
         time.sleep(0.02)
+    # Kill it while the next point's results are half written (no marker).
+    while not list(out.glob(".tmp/*/flows.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     done = len(finished_dirs(out))
     assert 3 <= done < 6, done
+    half = [d for d in (out / ".tmp").iterdir() if (d / "flows.parquet").is_file()]
+    assert half, "the kill did not catch a point half written"
+    assert not any((d / "_SUCCESS").exists() for d in half)
+    assert pktsim.load_sweep(out).select("run_id").n_unique() == done
     # A point directory is complete or absent: every one has its marker.
     assert all((d / "flows.parquet").is_file() for d in finished_dirs(out))
     res = pktsim.sweep(small_file, GRID, SEEDS, out=out, executor="serial", progress=False)
     assert (res.ran, res.skipped) == (6 - done, done)
     assert_same_sweep(serial_sweep, out)
+    assert not (out / ".tmp").exists(), "debris of the killed run left behind"
     again = pktsim.sweep(small_file, GRID, SEEDS, out=out, executor="serial", progress=False)
     assert (again.ran, again.skipped) == (0, 6)
 
@@ -104,15 +112,29 @@ def test_dask_worker_killed_mid_point_is_retried_elsewhere(
     marker = tmp_path / "crashed"
     # The first worker process to start a point dies (os._exit) right there.
     monkeypatch.setenv("PKTSIM_TEST_CRASH_ONCE", str(marker))
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        # Attach to the running scheduler, as on a real cluster.
         res = pktsim.sweep(
-            small_file, GRID, SEEDS, out=tmp_path / "w", executor=client, progress=False
+            small_file, GRID, SEEDS, out=tmp_path / "w", executor="dask",
+            address=cluster.scheduler_address, progress=False,
         )
     assert marker.is_file(), "no worker was killed"
     assert res.ran == 6 and len(finished_dirs(tmp_path / "w")) == 6
     assert_same_sweep(serial_sweep, tmp_path / "w")
+
+
+def test_a_client_of_yours_runs_the_points(
+    serial_sweep: Path, small_file: Path, tmp_path: Path
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as c,
+        distributed.Client(c) as client,
+    ):
+        res = pktsim.sweep(
+            small_file, GRID, SEEDS, out=tmp_path / "c", executor=client, progress=False
+        )
+    assert res.ran == 6
+    assert_same_sweep(serial_sweep, tmp_path / "c")
