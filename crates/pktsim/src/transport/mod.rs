@@ -267,6 +267,22 @@ pub struct FastpassConfig {
     /// `phost_epoch` model: timeslots per epoch.
     #[serde(default = "d_fp_epoch")]
     pub epoch_slots: u32,
+    /// `phost_epoch` model: a schedule starts when it arrives (`"arrival"`,
+    /// default, as the pHost code at HEAD does) or at the start of the epoch
+    /// it was computed for (`"next_epoch"`, earlier versions).
+    #[serde(default)]
+    pub epoch_start: EpochStart,
+}
+
+/// When a source applies a `phost_epoch` schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EpochStart {
+    /// When the schedule packet arrives.
+    #[default]
+    Arrival,
+    /// At the start of the next epoch (one epoch after the arbiter's tick).
+    NextEpoch,
 }
 
 fn d_fp_batch() -> u32 {
@@ -363,6 +379,7 @@ impl FastpassConfig {
             epoch_slots: self.epoch_slots,
             slot_bytes: 1500,
             arbiter: self.arbiter_host.map(crate::net::NodeId),
+            at_epoch_start: self.epoch_start == EpochStart::NextEpoch,
         }
     }
 }

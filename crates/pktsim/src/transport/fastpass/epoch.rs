@@ -46,6 +46,10 @@ pub struct EpochParams {
     pub slot_bytes: u32,
     /// The arbiter host (`None`: the last host, an extra one the config adds).
     pub arbiter: Option<NodeId>,
+    /// Start a schedule at the beginning of the epoch it was computed for
+    /// (one epoch after the arbiter's tick), as earlier versions of the 2015
+    /// code did, instead of when the schedule packet arrives (spec §8).
+    pub at_epoch_start: bool,
 }
 
 impl Default for EpochParams {
@@ -54,6 +58,7 @@ impl Default for EpochParams {
             epoch_slots: 8,
             slot_bytes: 1500,
             arbiter: None,
+            at_epoch_start: false,
         }
     }
 }
@@ -145,7 +150,8 @@ pub struct EpochModel {
     /// Flows the arbiter schedules, with its view of their remaining packets.
     active: Vec<Contender>,
     ticking: bool,
-    schedules: HashMap<u64, Vec<(u32, FlowId)>>,
+    /// Schedule messages: the epoch they are for, and (slot, flow) pairs.
+    schedules: HashMap<u64, (Time, Vec<(u32, FlowId)>)>,
     next_msg: u64,
     /// Schedule packets sent by the arbiter.
     pub schedules_sent: u64,
@@ -257,8 +263,8 @@ impl EpochModel {
             }
             let id = self.next_msg;
             self.next_msg += 1;
-            self.schedules
-                .insert(id, per_src[i..j].iter().map(|&(_, k, f)| (k, f)).collect());
+            let list = per_src[i..j].iter().map(|&(_, k, f)| (k, f)).collect();
+            self.schedules.insert(id, (ctx.now() + self.epoch, list));
             let p = ctrl(ctx, NO_FLOW, self.arbiter, NodeId(s), header, SCHEDULE, id);
             ctx.send(p);
             self.schedules_sent += 1;
@@ -272,10 +278,14 @@ impl EpochModel {
     }
 
     fn on_schedule(&mut self, ctx: &mut Ctx, h: NodeId, id: u64) {
-        let Some(list) = self.schedules.remove(&id) else {
+        let Some((epoch_start, list)) = self.schedules.remove(&id) else {
             return;
         };
-        let now = ctx.now();
+        let now = if self.params.at_epoch_start {
+            epoch_start.max(ctx.now())
+        } else {
+            ctx.now()
+        };
         let host = &mut self.hosts[h.idx()];
         for (k, f) in list {
             let at = now + self.spacing.times(k as u64);
