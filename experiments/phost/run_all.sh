@@ -45,7 +45,7 @@ fi
 mkdir -p "$out/configs" "$out/runs"
 
 # Write one config per (file, load): the sweep covers pHost and pFabric;
-# DCTCP is a reference at load 0.6 only.
+# DCTCP and Fastpass are references at load 0.6 only.
 list="$(mktemp "$out/configs/list.XXXXXX")"
 
 for cfg in "$here"/*.toml; do
@@ -54,7 +54,7 @@ for cfg in "$here"/*.toml; do
   [[ "$file" == $only ]] || continue
   stem="${file%.toml}"
   for load in $loads; do
-    if [[ "$load" != "0.6" && "$stem" == *_dctcp ]]; then continue; fi
+    if [[ "$load" != "0.6" && ( "$stem" == *_dctcp || "$stem" == *_fastpass ) ]]; then continue; fi
     point="${stem}_load${load}"
     sed -e "s/^load = .*/load = $load/" \
         -e "s/^name = \"\\(.*\\)\"/name = \"\\1-load$load\"/" \

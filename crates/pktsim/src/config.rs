@@ -274,7 +274,14 @@ impl Config {
             None => None,
         };
         self.transport.validate()?;
-        let topo = self.topology.build()?;
+        let mut topo = self.topology.build()?;
+        // Hosts the workload may use: an extra server that the transport
+        // asks for (Fastpass's arbiter) is not one of them.
+        let traffic_hosts = topo.n_hosts;
+        self.transport.validate_hosts(traffic_hosts)?;
+        if self.transport.wants_extra_host() {
+            topo = topo.with_extra_host(crate::net::NodeId(0), "arbiter")?;
+        }
         let params = NetworkParams {
             forwarding: n.forwarding,
             load_balancing: n.load_balancing,
@@ -294,12 +301,12 @@ impl Config {
             return Err(Error::config("workload", "give at least one [[workload]]"));
         }
         let env = WorkloadEnv {
-            n_hosts: topo.n_hosts,
+            n_hosts: traffic_hosts,
             host_rate: net.host_rate(crate::net::NodeId(0)),
             mss: n.mss,
             header_bytes: n.header_bytes,
             base_dir,
-            host_names: &topo.names[..topo.n_hosts as usize],
+            host_names: &topo.names[..traffic_hosts as usize],
             streams,
         };
         let workload = workload::generate(&self.workload, &env)?;

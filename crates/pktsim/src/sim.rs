@@ -166,6 +166,25 @@ impl Ctx<'_> {
     pub fn format(&self) -> PacketFormat {
         self.format
     }
+    /// Number of hosts in the network (`NodeId(0)..NodeId(n)`).
+    pub fn n_hosts(&self) -> u32 {
+        self.net.n_hosts()
+    }
+    /// The switch a host's access link leads to (its rack). For centralised
+    /// schedulers (Fastpass's arbiter) that must know the topology.
+    pub fn attached_switch(&self, host: NodeId) -> NodeId {
+        self.net.ports[self.net.nic(host).idx()].peer
+    }
+    /// Equal-cost egress ports at `node` towards host `dst`, with their
+    /// rates: a source-routed packet's `path` indexes this list.
+    pub fn next_hop_rates(&self, node: NodeId, dst: NodeId) -> Vec<Rate> {
+        self.net
+            .routing
+            .next_hops(node, dst)
+            .iter()
+            .map(|p| self.net.ports[p.idx()].rate)
+            .collect()
+    }
 }
 
 /// Progress report for long runs (progress bars).

@@ -1,6 +1,7 @@
 //! End-to-end tests of the simulator: one binary, one module per topic.
 
 mod common;
+mod fastpass;
 mod ideal_fct;
 mod phost_paper;
 mod phost_pfabric;

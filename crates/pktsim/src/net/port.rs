@@ -52,6 +52,8 @@ pub struct PortStats {
     pub last_change: Time,
     /// Largest queue seen, in bytes.
     pub max_bytes: u64,
+    /// Largest queue seen, in packets (waiting, not the one on the wire).
+    pub max_packets: u32,
     /// Time spent transmitting.
     pub busy: Duration,
     /// Bytes transmitted.
@@ -98,6 +100,7 @@ impl Port {
     #[inline]
     pub fn note_size(&mut self) {
         self.stats.max_bytes = self.stats.max_bytes.max(self.queued_bytes());
+        self.stats.max_packets = self.stats.max_packets.max(self.queued_packets() as u32);
     }
 
     /// Mean queue in bytes between `from` (a snapshot) and now.

@@ -39,6 +39,49 @@ impl TopologySpec {
     pub fn n_nodes(&self) -> usize {
         self.names.len()
     }
+
+    /// The same network plus one more host, `name`, on the switch that host
+    /// `beside` hangs off, with a link like `beside`'s. The new host gets id
+    /// `n_hosts` (hosts stay first, switch ids shift up by one), so the
+    /// hosts a workload may use are unchanged. For dedicated servers such as
+    /// Fastpass's arbiter.
+    pub fn with_extra_host(&self, beside: NodeId, name: &str) -> Result<TopologySpec> {
+        let n = self.n_hosts;
+        let access = self
+            .links
+            .iter()
+            .find(|l| l.a == beside || l.b == beside)
+            .ok_or_else(|| Error::Topology(format!("host {} has no link", beside.0)))?;
+        let switch = if access.a == beside {
+            access.b
+        } else {
+            access.a
+        };
+        let shift = |x: NodeId| if x.0 >= n { NodeId(x.0 + 1) } else { x };
+        let mut links: Vec<LinkSpec> = self
+            .links
+            .iter()
+            .map(|l| LinkSpec {
+                a: shift(l.a),
+                b: shift(l.b),
+                ..l.clone()
+            })
+            .collect();
+        links.push(LinkSpec {
+            a: NodeId(n),
+            b: shift(switch),
+            rate: access.rate,
+            delay: access.delay,
+            buffer: None,
+        });
+        let mut names = self.names.clone();
+        names.insert(n as usize, name.to_string());
+        Ok(TopologySpec {
+            n_hosts: n + 1,
+            names,
+            links,
+        })
+    }
 }
 
 /// Topology section of a config.
@@ -495,6 +538,30 @@ mod tests {
         assert_eq!(t.n_hosts, 144);
         assert_eq!(t.n_nodes(), 144 + 9 + 4);
         assert_eq!(t.links.len(), 144 + 36);
+    }
+
+    #[test]
+    fn extra_host_joins_the_rack_of_its_neighbour() {
+        let t = leaf_spine(
+            2,
+            2,
+            2,
+            Rate::gbps(10),
+            Rate::gbps(40),
+            Duration::from_ns(200),
+        )
+        .unwrap();
+        let e = t.with_extra_host(NodeId(0), "arbiter").unwrap();
+        assert_eq!(e.n_hosts, 5);
+        assert_eq!(e.names[4], "arbiter");
+        assert_eq!(e.names[5], "leaf0");
+        let last = e.links.last().unwrap();
+        assert_eq!(
+            (last.a, last.b, last.rate),
+            (NodeId(4), NodeId(5), Rate::gbps(10))
+        );
+        // Host 0 still hangs off leaf0, now id 5.
+        assert_eq!((e.links[0].a, e.links[0].b), (NodeId(0), NodeId(5)));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! one arm in [`TransportConfig::run`]: the registry.
 
 pub mod dctcp;
+pub mod fastpass;
 pub mod pfabric;
 pub mod phost;
 pub mod receiver;
@@ -188,6 +189,201 @@ impl PhostConfig {
     }
 }
 
+/// Which Fastpass model runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FastpassModel {
+    /// The real design: FCP demands, an arbiter host, exact timeslots,
+    /// path selection (spec §3–6).
+    #[default]
+    Arbiter,
+    /// The pHost paper's simplified model: 8-slot epochs, SRPT matching
+    /// (spec §8).
+    PhostEpoch,
+}
+
+/// The arbiter's priority order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FastpassOrder {
+    /// Least recently allocated first (max-min fairness; the paper's).
+    #[default]
+    Lra,
+    /// Arrival order.
+    Fifo,
+    /// Fewest remaining slots first.
+    Shortest,
+}
+
+/// Fastpass settings (`model = "arbiter"` unless noted).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FastpassConfig {
+    /// `"arbiter"` (default) or `"phost_epoch"`.
+    #[serde(default)]
+    pub model: FastpassModel,
+    /// Timeslot length (default: one MTU at the host rate; the paper's
+    /// code uses 1.251us).
+    #[serde(default)]
+    pub timeslot: Option<String>,
+    /// Allocation order: `"lra"` (default), `"fifo"` or `"shortest"`.
+    #[serde(default)]
+    pub order: FastpassOrder,
+    /// Timeslots per arbiter step (FCP's batch of 16).
+    #[serde(default = "d_fp_batch")]
+    pub batch_slots: u32,
+    /// Slots ahead of their start that the arbiter allocates them.
+    #[serde(default = "d_fp_lead")]
+    pub lead_slots: u32,
+    /// Fixed compute latency of one batch.
+    #[serde(default = "d_fp_latency")]
+    pub arbiter_latency: String,
+    /// Compute time per allocated slot (one allocation core).
+    #[serde(default = "d_fp_per_alloc")]
+    pub arbiter_per_alloc: String,
+    /// FCP request timeout: unacknowledged demands are re-sent after it.
+    #[serde(default = "d_fp_req_timeout")]
+    pub request_timeout: String,
+    /// Smallest gap between two request packets of one host.
+    #[serde(default = "d_fp_req_gap")]
+    pub request_gap: String,
+    /// Unacknowledged data is re-queued this long after a flow's last
+    /// waiting packet was sent.
+    #[serde(default = "d_fp_retx")]
+    pub retx_timeout: String,
+    /// Allocations up to this many slots late are still used.
+    #[serde(default = "d_fp_miss")]
+    pub miss_threshold: u32,
+    /// Host index of the arbiter (default: an extra host beside host 0,
+    /// with a host-rate link, that no flow uses).
+    #[serde(default)]
+    pub arbiter_host: Option<u32>,
+    /// Colour inter-rack pairs onto core switches and source-route them.
+    #[serde(default = "d_true")]
+    pub path_selection: bool,
+    /// Fault injection: the arbiter ignores the first N request packets.
+    #[serde(default)]
+    pub drop_first_requests: u32,
+    /// `phost_epoch` model: timeslots per epoch.
+    #[serde(default = "d_fp_epoch")]
+    pub epoch_slots: u32,
+    /// `phost_epoch` model: a schedule starts when it arrives (`"arrival"`,
+    /// default, as the pHost code at HEAD does) or at the start of the epoch
+    /// it was computed for (`"next_epoch"`, earlier versions).
+    #[serde(default)]
+    pub epoch_start: EpochStart,
+}
+
+/// When a source applies a `phost_epoch` schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EpochStart {
+    /// When the schedule packet arrives.
+    #[default]
+    Arrival,
+    /// At the start of the next epoch (one epoch after the arbiter's tick).
+    NextEpoch,
+}
+
+fn d_fp_batch() -> u32 {
+    16
+}
+fn d_fp_lead() -> u32 {
+    32
+}
+fn d_fp_latency() -> String {
+    "1us".into()
+}
+fn d_fp_per_alloc() -> String {
+    "23.4ns".into()
+}
+fn d_fp_req_timeout() -> String {
+    "20us".into()
+}
+fn d_fp_req_gap() -> String {
+    "1us".into()
+}
+fn d_fp_retx() -> String {
+    "20us".into()
+}
+fn d_fp_miss() -> u32 {
+    16
+}
+fn d_true() -> bool {
+    true
+}
+fn d_fp_epoch() -> u32 {
+    8
+}
+
+impl FastpassConfig {
+    fn params(&self) -> Result<fastpass::FastpassParams> {
+        let dur = |s: &str, f: &str| {
+            parse_duration(s).map_err(|m| Error::config(format!("transport.{f}"), m))
+        };
+        let positive = |d: crate::time::Duration, f: &str| {
+            if d.ps() == 0 {
+                Err(Error::config(format!("transport.{f}"), "must be positive"))
+            } else {
+                Ok(d)
+            }
+        };
+        let timeslot = match &self.timeslot {
+            Some(s) => Some(positive(dur(s, "timeslot")?, "timeslot")?),
+            None => None,
+        };
+        if self.batch_slots == 0 || self.batch_slots > 1024 {
+            return Err(Error::config(
+                "transport.batch_slots",
+                "must be between 1 and 1024",
+            ));
+        }
+        if self.lead_slots < self.batch_slots {
+            return Err(Error::config(
+                "transport.lead_slots",
+                "must be at least batch_slots (a batch is allocated before it starts)",
+            ));
+        }
+        if self.epoch_slots == 0 || self.epoch_slots > 1024 {
+            return Err(Error::config(
+                "transport.epoch_slots",
+                "must be between 1 and 1024",
+            ));
+        }
+        Ok(fastpass::FastpassParams {
+            timeslot,
+            order: match self.order {
+                FastpassOrder::Lra => fastpass_arbiter::Order::LeastRecentlyAllocated,
+                FastpassOrder::Fifo => fastpass_arbiter::Order::Fifo,
+                FastpassOrder::Shortest => fastpass_arbiter::Order::ShortestFirst,
+            },
+            batch_slots: self.batch_slots,
+            lead_slots: self.lead_slots,
+            arbiter_latency: dur(&self.arbiter_latency, "arbiter_latency")?,
+            arbiter_per_alloc: dur(&self.arbiter_per_alloc, "arbiter_per_alloc")?,
+            request_timeout: positive(
+                dur(&self.request_timeout, "request_timeout")?,
+                "request_timeout",
+            )?,
+            request_gap: dur(&self.request_gap, "request_gap")?,
+            retx_timeout: positive(dur(&self.retx_timeout, "retx_timeout")?, "retx_timeout")?,
+            miss_threshold: self.miss_threshold,
+            arbiter: self.arbiter_host.map(crate::net::NodeId),
+            path_selection: self.path_selection,
+            drop_first_requests: self.drop_first_requests,
+        })
+    }
+
+    fn epoch_params(&self) -> fastpass::epoch::EpochParams {
+        fastpass::epoch::EpochParams {
+            epoch_slots: self.epoch_slots,
+            slot_bytes: 1500,
+            arbiter: self.arbiter_host.map(crate::net::NodeId),
+            at_epoch_start: self.epoch_start == EpochStart::NextEpoch,
+        }
+    }
+}
+
 /// The `[transport]` section: which protocol, and its parameters.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "protocol", rename_all = "snake_case")]
@@ -200,6 +396,8 @@ pub enum TransportConfig {
     Pfabric(PfabricConfig),
     /// pHost's receiver-driven tokens (use with `switch_queue = { kind = "pfabric" }`).
     Phost(PhostConfig),
+    /// Fastpass: a central arbiter allocates every packet a timeslot.
+    Fastpass(FastpassConfig),
 }
 
 impl TransportConfig {
@@ -210,6 +408,7 @@ impl TransportConfig {
             TransportConfig::Dctcp(_) => "dctcp",
             TransportConfig::Pfabric(_) => "pfabric",
             TransportConfig::Phost(_) => "phost",
+            TransportConfig::Fastpass(_) => "fastpass",
         }
     }
 
@@ -273,7 +472,31 @@ impl TransportConfig {
             TransportConfig::Dctcp(c) => Self::tcp_params(c, true).map(|_| ()),
             TransportConfig::Pfabric(c) => c.params().map(|_| ()),
             TransportConfig::Phost(c) => c.params().map(|_| ()),
+            TransportConfig::Fastpass(c) => c.params().map(|_| ()),
         }
+    }
+
+    /// Whether the protocol needs a server of its own (Fastpass's arbiter,
+    /// unless placed on a workload host): the config then adds one host.
+    pub fn wants_extra_host(&self) -> bool {
+        matches!(self, TransportConfig::Fastpass(c) if c.arbiter_host.is_none())
+    }
+
+    /// Check host indices in the parameters against the topology's `n_hosts`.
+    pub fn validate_hosts(&self, n_hosts: u32) -> Result<()> {
+        if let TransportConfig::Fastpass(FastpassConfig {
+            arbiter_host: Some(h),
+            ..
+        }) = self
+        {
+            if *h >= n_hosts {
+                return Err(Error::config(
+                    "transport.arbiter_host",
+                    format!("host {h} does not exist (hosts are 0..{})", n_hosts - 1),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Build this protocol and run `setup` with it: the one place that maps
@@ -284,6 +507,13 @@ impl TransportConfig {
             TransportConfig::Dctcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, true)?)),
             TransportConfig::Pfabric(c) => setup.run(pfabric::Pfabric::new(c.params()?)),
             TransportConfig::Phost(c) => setup.run(phost::Phost::new(c.params()?)),
+            TransportConfig::Fastpass(c) => match c.model {
+                FastpassModel::Arbiter => setup.run(fastpass::Fastpass::new(c.params()?)),
+                FastpassModel::PhostEpoch => {
+                    c.params()?;
+                    setup.run(fastpass::epoch::EpochModel::new(c.epoch_params()))
+                }
+            },
         })
     }
 }

@@ -1,0 +1,854 @@
+//! Fastpass (Perry et al., "Fastpass: A Centralized 'Zero-Queue' Datacenter
+//! Network", SIGCOMM 2014): a central arbiter decides when every packet is
+//! sent and which path it takes. Two models, chosen by `model` in the config:
+//!
+//! - [`Fastpass`] (`model = "arbiter"`, this file): the real design as in
+//!   `../shared/specs/fastpass.md` §3–6. Endpoints send cumulative demands
+//!   (timeslots wanted per destination) to an arbiter host over the network
+//!   at top priority (FCP); the arbiter allocates timeslots with
+//!   [`fastpass_arbiter::Allocator`] (greedy maximal matching, least recently
+//!   allocated first by default), colours inter-rack pairs onto core switches
+//!   ([`fastpass_arbiter::colour_edges`]) and replies with per-source ALLOC
+//!   messages; endpoints send exactly at the start of each allocated slot,
+//!   source-routed on the allocated path.
+//! - [`epoch::EpochModel`] (`model = "phost_epoch"`): the simplified model
+//!   the pHost paper's simulator used (spec §8), to reproduce its comparison.
+//!
+//! Time is a global slot clock (slot `k` starts at `k × timeslot`): the
+//! paper synchronises clocks with PTP, which we take as exact.
+//!
+//! Readings where the spec leaves room (see `experiments/fastpass/README.md`):
+//! - One packet per slot (FCP also packs several small packets into one).
+//! - Control packets (requests, their ACKs, ALLOCs, data ACKs) are not
+//!   scheduled; they travel in strict-priority class 0. Real Fastpass
+//!   schedules the TCP ACKs too and carries FCP inside the same timeslots.
+//! - The arbiter's compute time per batch of `batch_slots` slots is a fixed
+//!   pipeline latency plus a cost per allocated (src, dst) slot, both from
+//!   the single-thread benchmark (`BENCHMARKS.md`); batches are computed one
+//!   after another (one allocation core). Path selection runs on other
+//!   cores in the paper and is not charged.
+//! - Data loss recovery: the receiver ACKs every data packet; a sender whose
+//!   flow has no packet left waiting for a slot re-queues the unacknowledged
+//!   ones after `retx_timeout` and asks for slots for them. (In the paper
+//!   TCP above Fastpass does this.)
+//! - Lost ALLOC messages are not recovered (the arbiter's FCP retransmission
+//!   is not modelled); requests lost on the way are (FCP's timeout, §4).
+
+pub mod epoch;
+
+use crate::net::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind};
+use crate::sim::{Ctx, Transport};
+use crate::time::{Duration, Time};
+use fastpass_arbiter::{colour_edges, Allocator, Order};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+/// FCP request: the packet's `a` names a [`Msg::Req`].
+const REQ: u8 = 0;
+/// The arbiter acknowledges a request (`a` = the request's message id).
+const REQ_ACK: u8 = 1;
+/// Allocated timeslots for one source (`a` names a [`Msg::Alloc`]).
+const ALLOC: u8 = 2;
+/// Data: `a` = packet index within the flow.
+const DATA: u8 = 3;
+/// The receiver acknowledges one data packet (`a` = packet index).
+const DATA_ACK: u8 = 4;
+
+/// Host timer: an allocated slot starts.
+const T_SEND: u8 = 0;
+/// Host timer: a paced request may go.
+const T_REQ: u8 = 1;
+/// Host timer: FCP request timeout.
+const T_REQ_TIMEOUT: u8 = 2;
+/// Flow timer: re-queue unacknowledged data.
+const T_RETX: u8 = 3;
+/// Arbiter timer: allocate the next batch.
+const T_TICK: u8 = 4;
+/// Arbiter timer: a computed batch is ready to send.
+const T_OUT: u8 = 5;
+
+/// Control packets that belong to no flow (FCP traffic). Drops of them are
+/// counted network-wide, not against a flow.
+pub(crate) const NO_FLOW: FlowId = FlowId(u32::MAX);
+
+/// FCP header bytes on top of the transport header (sequence, ack, ack bitmap).
+const FCP_HEADER: u32 = 8;
+
+/// Fastpass parameters (model "arbiter").
+#[derive(Clone, Debug)]
+pub struct FastpassParams {
+    /// Timeslot length (`None`: one MTU at the host rate).
+    pub timeslot: Option<Duration>,
+    /// Priority order of the allocator.
+    pub order: Order,
+    /// Timeslots allocated per arbiter step (FCP's `BATCH_SIZE` is 16).
+    pub batch_slots: u32,
+    /// How many slots ahead of a slot's start the arbiter allocates it.
+    pub lead_slots: u32,
+    /// Fixed compute latency of one batch.
+    pub arbiter_latency: Duration,
+    /// Compute cost per allocated (src, dst) slot.
+    pub arbiter_per_alloc: Duration,
+    /// FCP: re-send unacknowledged demands after this long.
+    pub request_timeout: Duration,
+    /// Smallest gap between two request packets of one host.
+    pub request_gap: Duration,
+    /// Re-queue unacknowledged data this long after a flow's last queued
+    /// packet was sent.
+    pub retx_timeout: Duration,
+    /// Allocations arriving up to this many slots late are used at once;
+    /// later ones are discarded and re-requested (FCP's `miss_threshold`).
+    pub miss_threshold: u32,
+    /// The arbiter host (`None`: the last host, an extra one the config adds).
+    pub arbiter: Option<NodeId>,
+    /// Colour inter-rack pairs onto core switches and source-route them.
+    pub path_selection: bool,
+    /// Fault injection: the arbiter discards the first this many request
+    /// packets that reach it, as if lost on the way.
+    pub drop_first_requests: u32,
+}
+
+impl Default for FastpassParams {
+    fn default() -> Self {
+        FastpassParams {
+            timeslot: None,
+            order: Order::LeastRecentlyAllocated,
+            batch_slots: 16,
+            lead_slots: 32,
+            arbiter_latency: Duration::from_ns(1000),
+            arbiter_per_alloc: Duration::from_ps(23_400),
+            request_timeout: Duration::from_us(20),
+            request_gap: Duration::from_ns(1000),
+            retx_timeout: Duration::from_us(20),
+            miss_threshold: 16,
+            arbiter: None,
+            path_selection: true,
+            drop_first_requests: 0,
+        }
+    }
+}
+
+/// Counters of what the protocol did (for tests and reports).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FastpassStats {
+    /// Request packets sent by endpoints.
+    pub requests_sent: u64,
+    /// Request packets re-sent after an FCP timeout.
+    pub requests_resent: u64,
+    /// Request packets the arbiter discarded (`drop_first_requests`).
+    pub requests_dropped: u64,
+    /// Timeslots allocated.
+    pub slots_allocated: u64,
+    /// Allocations that arrived after their slot began (sent at once).
+    pub allocs_late: u64,
+    /// Allocations too late to use (re-requested).
+    pub allocs_missed: u64,
+    /// Allocations for which the endpoint had nothing to send.
+    pub allocs_unwanted: u64,
+    /// Timeslots whose inter-rack pairs could not be coloured onto the
+    /// cores (left to the network's load balancing).
+    pub path_conflicts: u64,
+    /// Data packets re-queued after `retx_timeout`.
+    pub data_requeued: u64,
+}
+
+/// Contents of a control packet, kept beside the packet (packets are small
+/// `Copy` values; their wire size is computed from the FCP format).
+#[derive(Clone, Debug)]
+enum Msg {
+    /// (destination, cumulative timeslots requested).
+    Req(Vec<(u32, u64)>),
+    /// (slot index, destination, path).
+    Alloc(Vec<(u64, u32, Option<u16>)>),
+}
+
+/// One destination of one source (FCP's per-destination flow state, §3).
+#[derive(Clone, Debug, Default)]
+struct Dest {
+    dst: u32,
+    /// Cumulative timeslots of data queued for this destination.
+    demand: u64,
+    /// Highest cumulative count sent to the arbiter.
+    requested: u64,
+    /// Highest cumulative count the arbiter acknowledged.
+    acked: u64,
+    /// Packets waiting for a slot: (flow, first, end) index ranges.
+    queue: VecDeque<(FlowId, u32, u32)>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Host {
+    dests: Vec<Dest>,
+    index: HashMap<u32, usize>,
+    /// Allocated slots: (start, destination, path).
+    slots: BinaryHeap<Reverse<(Time, u32, Option<u16>)>>,
+    /// Pending `T_SEND` timer.
+    send_at: Option<Time>,
+    last_req: Option<Time>,
+    /// Pending paced request.
+    req_at: Option<Time>,
+    /// Pending request timeout.
+    timeout_at: Option<Time>,
+}
+
+impl Host {
+    fn dest(&mut self, dst: u32) -> &mut Dest {
+        let i = *self.index.entry(dst).or_insert_with(|| {
+            self.dests.push(Dest {
+                dst,
+                ..Dest::default()
+            });
+            self.dests.len() - 1
+        });
+        &mut self.dests[i]
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct SendFlow {
+    acked: Vec<bool>,
+    n_acked: u32,
+    /// Packets waiting in the destination queue.
+    queued: u32,
+    retx_at: Option<Time>,
+    active: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RecvFlow {
+    pub(crate) received: Vec<bool>,
+    pub(crate) n_received: u32,
+    /// First packet index not yet received.
+    pub(crate) until: u32,
+}
+
+impl RecvFlow {
+    /// Take in packet `idx` of a flow of `n` packets; the in-order payload
+    /// bytes now held.
+    pub(crate) fn take(&mut self, idx: u32, n: u32, mss: u64, size: u64) -> u64 {
+        if self.received.is_empty() {
+            self.received = vec![false; n as usize];
+        }
+        let i = idx as usize;
+        if i < self.received.len() && !self.received[i] {
+            self.received[i] = true;
+            self.n_received += 1;
+            while (self.until as usize) < self.received.len() && self.received[self.until as usize]
+            {
+                self.until += 1;
+            }
+        }
+        (self.until as u64 * mss).min(size)
+    }
+}
+
+/// The arbiter's state.
+struct Arbiter {
+    node: NodeId,
+    alloc: Allocator,
+    /// Cumulative count received per (src, dst): requests are idempotent.
+    seen: HashMap<(u32, u32), u64>,
+    ticking: bool,
+    /// First slot of the next batch.
+    next_batch: u64,
+    /// End of the allocation core's current computation.
+    busy_until: Time,
+    /// Computed batches: (ready time, (source, message id) list).
+    outbox: VecDeque<(Time, Vec<(u32, u64)>)>,
+    /// Rack index of every host.
+    rack: Vec<u32>,
+    n_racks: usize,
+    /// Core (spine) switches reachable from a rack.
+    cores: usize,
+    /// Packets per slot a rack uplink carries (fabric rate / host rate).
+    lanes: usize,
+}
+
+/// Number of packets of a flow of `size` payload bytes.
+pub(crate) fn n_packets(size: u64, mss: u32) -> u32 {
+    size.div_ceil(mss as u64).max(1) as u32
+}
+
+/// A control packet of `size` bytes: class 0, priority 0.
+pub(crate) fn ctrl(
+    ctx: &Ctx,
+    f: FlowId,
+    src: NodeId,
+    dst: NodeId,
+    size: u32,
+    kind: u8,
+    a: u64,
+) -> Packet {
+    let mut p = Packet::new(
+        f,
+        src,
+        dst,
+        size,
+        PacketKind::Control,
+        Header::Ctrl { kind, a, b: 0 },
+    );
+    p.class = 0;
+    p.prio = 0;
+    p.sent_at = ctx.now();
+    p
+}
+
+/// Fastpass with an arbiter host, for every host and flow of a run.
+pub struct Fastpass {
+    params: FastpassParams,
+    slot: Duration,
+    hosts: Vec<Host>,
+    send: Vec<SendFlow>,
+    recv: Vec<RecvFlow>,
+    arb: Option<Arbiter>,
+    msgs: HashMap<u64, Msg>,
+    next_msg: u64,
+    drops_left: u32,
+    /// What happened.
+    pub stats: FastpassStats,
+    /// When set, every data packet's (flow, packet, send time) is logged.
+    pub data_log: Option<Vec<(FlowId, u32, Time)>>,
+}
+
+impl Fastpass {
+    /// A transport with these parameters.
+    pub fn new(params: FastpassParams) -> Self {
+        let drops_left = params.drop_first_requests;
+        Fastpass {
+            params,
+            slot: Duration::ZERO,
+            hosts: Vec::new(),
+            send: Vec::new(),
+            recv: Vec::new(),
+            arb: None,
+            msgs: HashMap::new(),
+            next_msg: 0,
+            drops_left,
+            stats: FastpassStats::default(),
+            data_log: None,
+        }
+    }
+
+    /// The timeslot length in force (after the first flow started).
+    pub fn timeslot(&self) -> Duration {
+        self.slot
+    }
+
+    fn init(&mut self, ctx: &Ctx) {
+        if self.arb.is_some() {
+            return;
+        }
+        let n = ctx.n_hosts();
+        let f = ctx.format();
+        self.slot = self
+            .params
+            .timeslot
+            .unwrap_or_else(|| ctx.host_rate(NodeId(0)).tx_time((f.mss + f.header) as u64));
+        self.hosts = vec![Host::default(); n as usize];
+        self.send = vec![SendFlow::default(); ctx.n_flows()];
+        self.recv = vec![RecvFlow::default(); ctx.n_flows()];
+        let node = self.params.arbiter.unwrap_or(NodeId(n - 1));
+        // Racks = the switches hosts hang off, numbered in host order.
+        let mut switches: Vec<NodeId> = Vec::new();
+        let rack: Vec<u32> = (0..n)
+            .map(|h| {
+                let sw = ctx.attached_switch(NodeId(h));
+                match switches.iter().position(|&s| s == sw) {
+                    Some(i) => i as u32,
+                    None => {
+                        switches.push(sw);
+                        switches.len() as u32 - 1
+                    }
+                }
+            })
+            .collect();
+        let (mut cores, mut lanes) = (1, 1);
+        if let Some(other) = (1..n).find(|&h| rack[h as usize] != rack[0]) {
+            let rates = ctx.next_hop_rates(switches[0], NodeId(other));
+            cores = rates.len().max(1);
+            let host = ctx.host_rate(NodeId(0)).bps();
+            lanes = rates
+                .first()
+                .map_or(1, |r| (r.bps() / host).max(1) as usize);
+        }
+        self.arb = Some(Arbiter {
+            node,
+            alloc: Allocator::new(n as usize, self.params.order),
+            seen: HashMap::new(),
+            ticking: false,
+            next_batch: 0,
+            busy_until: Time::ZERO,
+            outbox: VecDeque::new(),
+            n_racks: switches.len(),
+            rack,
+            cores,
+            lanes,
+        });
+    }
+
+    fn new_msg(&mut self, m: Msg) -> u64 {
+        let id = self.next_msg;
+        self.next_msg += 1;
+        self.msgs.insert(id, m);
+        id
+    }
+
+    fn slot_start(&self, k: u64) -> Time {
+        Time(k * self.slot.ps())
+    }
+
+    // ---- endpoint: requests (FCP, spec §3–4) ----
+
+    /// Ask for slots soon, respecting the request gap.
+    fn schedule_request(&mut self, ctx: &mut Ctx, h: NodeId) {
+        let gap = self.params.request_gap;
+        let host = &mut self.hosts[h.idx()];
+        if host.req_at.is_some() {
+            return;
+        }
+        let at = host
+            .last_req
+            .map_or(ctx.now(), |t| (t + gap).max(ctx.now()));
+        if at == ctx.now() {
+            self.send_request(ctx, h, false);
+        } else {
+            host.req_at = Some(at);
+            ctx.set_timer(at, h.0, T_REQ);
+        }
+    }
+
+    /// Send the cumulative counts of every destination with new demand (and,
+    /// after a timeout, of every destination not yet acknowledged).
+    fn send_request(&mut self, ctx: &mut Ctx, h: NodeId, resend: bool) {
+        let host = &mut self.hosts[h.idx()];
+        let mut entries = Vec::new();
+        for d in &mut host.dests {
+            if d.demand > d.requested || (resend && d.acked < d.requested) {
+                d.requested = d.demand;
+                entries.push((d.dst, d.demand));
+            }
+        }
+        if entries.is_empty() {
+            return;
+        }
+        let now = ctx.now();
+        host.last_req = Some(now);
+        let deadline = now + self.params.request_timeout;
+        host.timeout_at = Some(deadline);
+        ctx.set_timer(deadline, h.0, T_REQ_TIMEOUT);
+        // A-REQ: 2 B type/count + 4 B per destination.
+        let size = ctx.format().header + FCP_HEADER + 2 + 4 * entries.len() as u32;
+        let id = self.new_msg(Msg::Req(entries));
+        let arb = self.arb.as_ref().map_or(NodeId(0), |a| a.node);
+        ctx.send(ctrl(ctx, NO_FLOW, h, arb, size, REQ, id));
+        self.stats.requests_sent += 1;
+        if resend {
+            self.stats.requests_resent += 1;
+        }
+    }
+
+    fn on_req_timeout(&mut self, ctx: &mut Ctx, h: NodeId) {
+        let host = &mut self.hosts[h.idx()];
+        if host.timeout_at != Some(ctx.now()) {
+            return;
+        }
+        host.timeout_at = None;
+        if host.dests.iter().any(|d| d.acked < d.requested) {
+            self.send_request(ctx, h, true);
+        }
+    }
+
+    // ---- arbiter (spec §5–6) ----
+
+    fn on_request(&mut self, ctx: &mut Ctx, src: NodeId, id: u64) {
+        if self.drops_left > 0 {
+            self.drops_left -= 1;
+            self.stats.requests_dropped += 1;
+            self.msgs.remove(&id);
+            return;
+        }
+        let Some(Msg::Req(entries)) = self.msgs.get(&id) else {
+            return;
+        };
+        let Some(arb) = self.arb.as_mut() else { return };
+        for &(dst, count) in entries {
+            if dst == src.0 || dst as usize >= arb.alloc.endpoints() {
+                continue;
+            }
+            let seen = arb.seen.entry((src.0, dst)).or_insert(0);
+            if count > *seen {
+                // Cumulative counts: a re-sent request adds nothing twice.
+                let mut add = count - *seen;
+                while add > 0 {
+                    let k = add.min(u32::MAX as u64) as u32;
+                    arb.alloc.add_demand(src.0, dst, k);
+                    add -= k as u64;
+                }
+                *seen = count;
+            }
+        }
+        let node = arb.node;
+        let size = ctx.format().header + FCP_HEADER;
+        ctx.send(ctrl(ctx, NO_FLOW, node, src, size, REQ_ACK, id));
+        if !arb.ticking && arb.alloc.pending_pairs() > 0 {
+            arb.ticking = true;
+            let now_slot = ctx.now().ps().div_ceil(self.slot.ps());
+            arb.next_batch = now_slot + self.params.lead_slots as u64;
+            self.tick(ctx);
+        }
+    }
+
+    /// Allocate one batch of slots and queue the ALLOC messages for when the
+    /// computation is done.
+    fn tick(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let b = self.params.batch_slots as u64;
+        let Some(arb) = self.arb.as_mut() else { return };
+        let mut granted: Vec<(u32, u64, u32, Option<u16>)> = Vec::new();
+        let mut edges = Vec::new();
+        let mut which = Vec::new();
+        for i in 0..b {
+            let slot = arb.next_batch + i;
+            let pairs = arb.alloc.allocate_slot();
+            let first = granted.len();
+            granted.extend(pairs.iter().map(|&(s, d)| (s, slot, d, None)));
+            if !self.params.path_selection || arb.n_racks <= 1 {
+                continue;
+            }
+            edges.clear();
+            which.clear();
+            for (k, &(s, _, d, _)) in granted[first..].iter().enumerate() {
+                let (rs, rd) = (arb.rack[s as usize], arb.rack[d as usize]);
+                if rs != rd {
+                    edges.push((rs, rd));
+                    which.push(first + k);
+                }
+            }
+            if edges.is_empty() {
+                continue;
+            }
+            match colour_edges(&edges, arb.n_racks, arb.n_racks, arb.cores * arb.lanes) {
+                Some(colours) => {
+                    for (k, &g) in which.iter().enumerate() {
+                        // Colour c is lane c / cores of core c % cores:
+                        // spread over cores first.
+                        granted[g].3 = Some((colours[k] as usize % arb.cores) as u16);
+                    }
+                }
+                None => self.stats.path_conflicts += 1,
+            }
+        }
+        let count = granted.len() as u64;
+        self.stats.slots_allocated += count;
+        let start = now.max(arb.busy_until);
+        let ready =
+            start + self.params.arbiter_latency + self.params.arbiter_per_alloc.times(count);
+        arb.busy_until = ready;
+        arb.next_batch += b;
+        let more = arb.alloc.pending_pairs() > 0;
+        let next_tick = arb.next_batch - self.params.lead_slots as u64;
+        if more {
+            let at = Time(next_tick * self.slot.ps()).max(now);
+            ctx.set_timer(at, arb.node.0, T_TICK);
+        } else {
+            arb.ticking = false;
+        }
+        // One ALLOC per source, slots in order.
+        granted.sort_by_key(|&(s, slot, _, _)| (s, slot));
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < granted.len() {
+            let s = granted[i].0;
+            let mut j = i;
+            while j < granted.len() && granted[j].0 == s {
+                j += 1;
+            }
+            let slots = granted[i..j]
+                .iter()
+                .map(|&(_, t, d, p)| (t, d, p))
+                .collect();
+            let id = self.new_msg(Msg::Alloc(slots));
+            out.push((s, id));
+            i = j;
+        }
+        if !out.is_empty() {
+            let arb = self.arb.as_mut().expect("arbiter set up");
+            arb.outbox.push_back((ready, out));
+            ctx.set_timer(ready, arb.node.0, T_OUT);
+        }
+    }
+
+    /// Send every computed batch that is ready.
+    fn flush(&mut self, ctx: &mut Ctx) {
+        let now = ctx.now();
+        let header = ctx.format().header;
+        let Some(arb) = self.arb.as_mut() else { return };
+        let node = arb.node;
+        let mut ready = Vec::new();
+        while arb.outbox.front().is_some_and(|(t, _)| *t <= now) {
+            if let Some((_, v)) = arb.outbox.pop_front() {
+                ready.extend(v);
+            }
+        }
+        for (src, id) in ready {
+            let Some(Msg::Alloc(slots)) = self.msgs.get(&id) else {
+                continue;
+            };
+            // ALLOC: 2 B type/counts, 2 B base slot, 2 B per destination,
+            // 1 B per slot.
+            let mut dsts: Vec<u32> = slots.iter().map(|s| s.1).collect();
+            dsts.sort_unstable();
+            dsts.dedup();
+            let size = header + FCP_HEADER + 4 + 2 * dsts.len() as u32 + slots.len() as u32;
+            ctx.send(ctrl(ctx, NO_FLOW, node, NodeId(src), size, ALLOC, id));
+        }
+    }
+
+    // ---- endpoint: allocations and data ----
+
+    fn on_alloc(&mut self, ctx: &mut Ctx, h: NodeId, id: u64) {
+        let Some(Msg::Alloc(slots)) = self.msgs.remove(&id) else {
+            return;
+        };
+        let now = ctx.now();
+        let miss = self.slot.times(self.params.miss_threshold as u64);
+        let mut rerequest = false;
+        for (k, dst, path) in slots {
+            let start = self.slot_start(k);
+            if start + miss < now {
+                // Too late: the slot is gone; ask for another if still needed.
+                self.stats.allocs_missed += 1;
+                let d = self.hosts[h.idx()].dest(dst);
+                if !d.queue.is_empty() {
+                    d.demand += 1;
+                    rerequest = true;
+                }
+                continue;
+            }
+            if start < now {
+                self.stats.allocs_late += 1;
+            }
+            let at = start.max(now);
+            let host = &mut self.hosts[h.idx()];
+            host.slots.push(Reverse((at, dst, path)));
+            if host.send_at.is_none_or(|t| at < t) {
+                host.send_at = Some(at);
+                ctx.set_timer(at, h.0, T_SEND);
+            }
+        }
+        if rerequest {
+            self.schedule_request(ctx, h);
+        }
+    }
+
+    fn on_send_timer(&mut self, ctx: &mut Ctx, h: NodeId) {
+        let now = ctx.now();
+        if self.hosts[h.idx()].send_at != Some(now) {
+            return;
+        }
+        self.hosts[h.idx()].send_at = None;
+        while let Some(&Reverse((at, dst, path))) = self.hosts[h.idx()].slots.peek() {
+            if at > now {
+                self.hosts[h.idx()].send_at = Some(at);
+                ctx.set_timer(at, h.0, T_SEND);
+                break;
+            }
+            self.hosts[h.idx()].slots.pop();
+            self.use_slot(ctx, h, dst, path);
+        }
+    }
+
+    /// Send the next waiting packet for `dst` in this slot.
+    fn use_slot(&mut self, ctx: &mut Ctx, h: NodeId, dst: u32, path: Option<u16>) {
+        let d = self.hosts[h.idx()].dest(dst);
+        let pick = loop {
+            let Some(front) = d.queue.front_mut() else {
+                break None;
+            };
+            let (f, i) = (front.0, front.1);
+            front.1 += 1;
+            if front.1 >= front.2 {
+                d.queue.pop_front();
+            }
+            let s = &mut self.send[f.idx()];
+            s.queued -= 1;
+            let done = !s.active || s.acked.get(i as usize).copied().unwrap_or(true);
+            if s.queued == 0 && s.active {
+                let at = ctx.now() + self.params.retx_timeout;
+                s.retx_at = Some(at);
+                ctx.set_timer(at, f.0, T_RETX);
+            }
+            if !done {
+                break Some((f, i));
+            }
+        };
+        let Some((f, i)) = pick else {
+            self.stats.allocs_unwanted += 1;
+            return;
+        };
+        let first = i as u64 * ctx.format().mss as u64;
+        let mut p = ctx.data_packet(
+            f,
+            first,
+            u64::MAX,
+            Header::Ctrl {
+                kind: DATA,
+                a: i as u64,
+                b: 0,
+            },
+        );
+        p.prio = 1;
+        if let Some(path) = path {
+            p.flags |= flags::SOURCE_ROUTED;
+            p.path = path;
+        }
+        if let Some(log) = self.data_log.as_mut() {
+            log.push((f, i, ctx.now()));
+        }
+        ctx.send(p);
+    }
+
+    fn on_retx(&mut self, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut self.send[f.idx()];
+        if s.retx_at != Some(ctx.now()) || !s.active || s.queued > 0 {
+            return;
+        }
+        s.retx_at = None;
+        let missing: Vec<u32> = (0..s.acked.len() as u32)
+            .filter(|&i| !s.acked[i as usize])
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        s.queued += missing.len() as u32;
+        self.stats.data_requeued += missing.len() as u64;
+        let spec = ctx.flow(f);
+        let (src, dst) = (spec.src, spec.dst);
+        for _ in &missing {
+            ctx.count_retransmit(f);
+        }
+        let d = self.hosts[src.idx()].dest(dst.0);
+        d.demand += missing.len() as u64;
+        // Runs of consecutive missing packets as ranges.
+        let mut k = 0;
+        while k < missing.len() {
+            let mut e = k + 1;
+            while e < missing.len() && missing[e] == missing[e - 1] + 1 {
+                e += 1;
+            }
+            d.queue.push_back((f, missing[k], missing[e - 1] + 1));
+            k = e;
+        }
+        self.schedule_request(ctx, src);
+    }
+}
+
+impl Transport for Fastpass {
+    fn name(&self) -> &'static str {
+        "fastpass"
+    }
+
+    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+        self.init(ctx);
+        let spec = ctx.flow(f);
+        let (src, dst, size) = (spec.src, spec.dst, spec.size);
+        let n = n_packets(size, ctx.format().mss);
+        let s = &mut self.send[f.idx()];
+        s.acked = vec![false; n as usize];
+        s.queued = n;
+        s.active = true;
+        let d = self.hosts[src.idx()].dest(dst.0);
+        d.queue.push_back((f, 0, n));
+        d.demand += n as u64;
+        self.schedule_request(ctx, src);
+    }
+
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let Header::Ctrl { kind, a, .. } = pkt.header else {
+            debug_assert!(false, "Fastpass got a foreign packet");
+            return;
+        };
+        match kind {
+            REQ => self.on_request(ctx, pkt.src, a),
+            REQ_ACK => {
+                if let Some(Msg::Req(entries)) = self.msgs.remove(&a) {
+                    let host = &mut self.hosts[pkt.dst.idx()];
+                    for (dst, count) in entries {
+                        let d = host.dest(dst);
+                        d.acked = d.acked.max(count);
+                    }
+                }
+            }
+            ALLOC => self.on_alloc(ctx, pkt.dst, a),
+            DATA => {
+                let f = pkt.flow;
+                let (n, size) = {
+                    let s = ctx.flow(f);
+                    (n_packets(s.size, ctx.format().mss), s.size)
+                };
+                let mss = ctx.format().mss as u64;
+                let got = self.recv[f.idx()].take(a as u32, n, mss, size);
+                ctx.set_received(f, got);
+                let header = ctx.format().header;
+                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, DATA_ACK, a));
+            }
+            DATA_ACK => {
+                let s = &mut self.send[pkt.flow.idx()];
+                let i = a as usize;
+                if s.active && i < s.acked.len() && !s.acked[i] {
+                    s.acked[i] = true;
+                    s.n_acked += 1;
+                    if s.n_acked as usize == s.acked.len() {
+                        s.active = false;
+                        s.acked = Vec::new();
+                    }
+                }
+            }
+            _ => debug_assert!(false, "unknown Fastpass packet"),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        match kind {
+            T_SEND => self.on_send_timer(ctx, NodeId(id)),
+            T_REQ => {
+                let h = NodeId(id);
+                if self.hosts[h.idx()].req_at == Some(ctx.now()) {
+                    self.hosts[h.idx()].req_at = None;
+                    self.send_request(ctx, h, false);
+                }
+            }
+            T_REQ_TIMEOUT => self.on_req_timeout(ctx, NodeId(id)),
+            T_RETX => self.on_retx(ctx, FlowId(id)),
+            T_TICK => self.tick(ctx),
+            T_OUT => self.flush(ctx),
+            _ => debug_assert!(false, "unknown Fastpass timer"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_counts_in_order_bytes_once() {
+        let mut r = RecvFlow::default();
+        assert_eq!(r.take(1, 3, 1000, 2500), 0);
+        assert_eq!(r.take(1, 3, 1000, 2500), 0);
+        assert_eq!(r.n_received, 1);
+        assert_eq!(r.take(0, 3, 1000, 2500), 2000);
+        assert_eq!(r.take(2, 3, 1000, 2500), 2500);
+        assert_eq!(r.n_received, 3);
+    }
+
+    #[test]
+    fn host_keeps_one_dest_per_destination() {
+        let mut h = Host::default();
+        h.dest(7).demand += 3;
+        h.dest(2).demand += 1;
+        h.dest(7).demand += 2;
+        assert_eq!(h.dests.len(), 2);
+        assert_eq!(h.dest(7).demand, 5);
+    }
+}

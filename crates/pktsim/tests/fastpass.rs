@@ -1,0 +1,327 @@
+//! Fastpass end to end: the zero-queue property, fairness, FCP's recovery
+//! of lost demands, path selection, and the pHost paper's epoch model.
+
+use crate::common::{assert_conserved, prepare, run};
+use pktsim::metrics::RunOutput;
+use pktsim::net::Network;
+use pktsim::sim::{Simulation, StopReason};
+use pktsim::time::{Duration, Time};
+use pktsim::transport::fastpass::{Fastpass, FastpassParams};
+
+/// One rack: `hosts` hosts on one switch, the last one the receiver. With
+/// Fastpass the config adds the arbiter as one more host on the switch.
+fn rack(hosts: u32, transport: &str, workload: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "star"
+hosts = {hosts}
+host_rate = "10Gbps"
+link_delay = "0.2us"
+[network]
+switch_queue = {{ kind = "priority", classes = 2 }}
+[transport]
+{transport}
+{workload}
+"#
+    )
+}
+
+/// Senders 0..k all sending `size` bytes to host k, starting together.
+fn incast(k: u32, size: u64) -> String {
+    let senders: Vec<String> = (0..k).map(|i| i.to_string()).collect();
+    format!(
+        "[[workload]]\nkind = \"static\"\nsenders = [{}]\nreceiver = {k}\nsize = {size}\n",
+        senders.join(", ")
+    )
+}
+
+/// Largest number of packets held at once (waiting, or about to start) by
+/// any switch port, over the run; with `skip_arbiter`, not counting the port
+/// towards the arbiter (the last host), where endpoints' requests meet.
+fn max_switch_queue(net: &Network, skip_arbiter: bool) -> u32 {
+    let arbiter = net.n_hosts() - 1;
+    net.ports
+        .iter()
+        .filter(|p| p.owner.0 >= net.n_hosts() && !(skip_arbiter && p.peer.0 == arbiter))
+        .map(|p| p.stats.max_packets)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Largest number of bytes held by the switch port towards the arbiter.
+fn arbiter_port_bytes(net: &Network) -> u64 {
+    let arbiter = net.n_hosts() - 1;
+    net.ports
+        .iter()
+        .filter(|p| p.owner.0 >= net.n_hosts() && p.peer.0 == arbiter)
+        .map(|p| p.stats.max_bytes)
+        .max()
+        .unwrap_or(0)
+}
+
+fn fastpass_sim(toml: &str, params: Option<FastpassParams>) -> Simulation<Fastpass> {
+    let exp = prepare(toml);
+    let t = match params {
+        Some(p) => Fastpass::new(p),
+        None => {
+            let cfg = &exp.config.transport;
+            assert_eq!(cfg.name(), "fastpass");
+            Fastpass::new(FastpassParams::default())
+        }
+    };
+    Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
+}
+
+fn finish<T: pktsim::sim::Transport>(mut sim: Simulation<T>) -> (Simulation<T>, StopReason) {
+    let r = sim.run(None);
+    (sim, r)
+}
+
+#[test]
+fn fastpass_switch_queues_hold_at_most_one_packet_while_tcp_builds_a_queue() {
+    // 4 senders -> 1 receiver in one rack, 1 MB each (the paper's §6.1
+    // experiment, cut short).
+    let w = incast(4, 1_000_000);
+    let sim = fastpass_sim(&rack(5, "protocol = \"fastpass\"", &w), None);
+    let (sim, reason) = finish(sim);
+    let fp_queue = max_switch_queue(&sim.net, true);
+    // Requests that start together meet at the arbiter's port: control
+    // packets only, one per sender.
+    let arb_bytes = arbiter_port_bytes(&sim.net);
+    assert!(arb_bytes <= 4 * 60, "{arb_bytes} B at the arbiter's port");
+    let stats = sim.transport.stats.clone();
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert_eq!(out.stop_reason, "all_flows_done");
+    assert_eq!(out.counters.dropped_total(0), 0, "data dropped");
+    assert!(
+        fp_queue <= 1,
+        "Fastpass: a switch port held {fp_queue} waiting packets"
+    );
+    assert_eq!(
+        (stats.allocs_late, stats.allocs_missed),
+        (0, 0),
+        "{stats:?}"
+    );
+    // The receiver's link is kept busy: 4 MB in little more than 4 MB at line rate.
+    let last = out.flows.iter().filter_map(|f| f.finish).max().unwrap();
+    let line = Duration::from_ps(4 * 685 * 1_200_000); // 4 x 685 packets of 1500 B
+    assert!(
+        last - Time::ZERO < line + Duration::from_us(60),
+        "Fastpass incast took {:?} (line rate {line:?})",
+        last - Time::ZERO
+    );
+
+    let exp = prepare(&rack(5, "protocol = \"tcp\"", &w));
+    let mut sim = Simulation::new(
+        exp.net,
+        pktsim::transport::tcp::Tcp::new(tcp_params()),
+        exp.workload,
+        exp.format,
+        exp.limits,
+        1,
+    );
+    let reason = sim.run(None);
+    let tcp_queue = max_switch_queue(&sim.net, false);
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert!(
+        tcp_queue >= 20,
+        "TCP's queue peaked at only {tcp_queue} packets"
+    );
+}
+
+fn tcp_params() -> pktsim::transport::tcp::TcpParams {
+    pktsim::transport::tcp::TcpParams {
+        init_cwnd: 10,
+        max_cwnd: None,
+        initial_rto: Duration::from_ms(1),
+        min_rto: Duration::from_us(200),
+        max_rto: Duration::from_ms(1000),
+        dupack_threshold: 3,
+        dctcp_g: None,
+    }
+}
+
+#[test]
+fn five_senders_each_get_a_fifth_of_the_link_in_every_10ms_window() {
+    let toml = rack(6, "protocol = \"fastpass\"", &incast(5, 1_000_000_000));
+    let mut sim = fastpass_sim(&toml, None);
+    let window = Duration::from_ms(10);
+    // Payload bytes a fifth of a 10 Gbit/s link carries in a window, at
+    // 1460 B of payload per 1500 B slot.
+    let fair = 10e9 / 8.0 * 0.010 * 1460.0 / 1500.0 / 5.0;
+    let mut before: Vec<u64> = vec![0; 5];
+    for w in 0..5u64 {
+        sim.run_until(Time::ZERO + window.times(w + 1), None);
+        let now: Vec<u64> = sim.progress().iter().map(|p| p.bytes_received).collect();
+        if w > 0 {
+            // After a 10 ms warm-up.
+            for f in 0..5 {
+                let got = (now[f] - before[f]) as f64;
+                assert!(
+                    (got / fair - 1.0).abs() <= 0.02,
+                    "window {w}, flow {f}: {got} B, a fifth is {fair:.0} B"
+                );
+            }
+        }
+        before = now;
+    }
+}
+
+#[test]
+fn lost_demands_are_resent_after_the_fcp_timeout_and_nothing_is_lost() {
+    let w = incast(3, 200_000);
+    let params = FastpassParams {
+        drop_first_requests: 3,
+        ..FastpassParams::default()
+    };
+    let (sim, reason) = finish(fastpass_sim(
+        &rack(4, "protocol = \"fastpass\"", &w),
+        Some(params),
+    ));
+    let stats = sim.transport.stats.clone();
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert_eq!(stats.requests_dropped, 3);
+    assert!(stats.requests_resent >= 3, "{stats:?}");
+    assert_eq!(out.stop_reason, "all_flows_done");
+    for f in &out.flows {
+        assert_eq!(f.bytes_received, f.size_bytes);
+        // Every flow's first request was lost: it waited a timeout.
+        assert!(f.fct().unwrap() > Duration::from_us(20), "{f:?}");
+    }
+    // The same through the config key.
+    let cfg = "protocol = \"fastpass\"\ndrop_first_requests = 3";
+    let out = run(&rack(4, cfg, &w));
+    assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
+}
+
+/// Two racks of 4 hosts, 4 spines at the host rate: full bisection with no
+/// spare lane, so only path selection avoids collisions at the spines.
+/// Traffic goes one way (rack 0 to rack 1) so that the data ACKs, which
+/// Fastpass here does not schedule, use the other direction.
+fn two_racks(transport: &str, lb: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+spines = 4
+leaves = 2
+hosts_per_leaf = 4
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+link_delay = "0.2us"
+[network]
+load_balancing = "{lb}"
+switch_queue = {{ kind = "priority", classes = 2 }}
+[transport]
+{transport}
+[[workload]]
+kind = "static"
+pairs = [[0, 4], [1, 5], [2, 6], [3, 7]]
+size = 500000
+"#
+    )
+}
+
+#[test]
+fn path_selection_keeps_spine_queues_empty_where_ecmp_collides() {
+    let (sim, reason) = finish(fastpass_sim(
+        &two_racks("protocol = \"fastpass\"", "ecmp"),
+        None,
+    ));
+    let q = max_switch_queue(&sim.net, true);
+    let conflicts = sim.transport.stats.path_conflicts;
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert_eq!(out.stop_reason, "all_flows_done");
+    assert_eq!(conflicts, 0);
+    assert!(q <= 1, "Fastpass with path selection: {q} packets waiting");
+    // Without path selection the same slots collide at the spines.
+    let params = FastpassParams {
+        path_selection: false,
+        ..FastpassParams::default()
+    };
+    let (sim, _) = finish(fastpass_sim(
+        &two_racks("protocol = \"fastpass\"", "spray"),
+        Some(params),
+    ));
+    let q = max_switch_queue(&sim.net, true);
+    assert!(q >= 2, "spraying without path selection: only {q} waiting");
+}
+
+fn mixed(transport: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "leaf_spine"
+spines = 4
+leaves = 3
+hosts_per_leaf = 8
+host_rate = "10Gbps"
+fabric_rate = "40Gbps"
+link_delay = "0.2us"
+[network]
+forwarding = "cut_through"
+load_balancing = "spray_round_robin"
+switch_queue = {{ kind = "pfabric" }}
+switch_buffer_bytes = 36864
+[transport]
+{transport}
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.5
+flows = 300
+"#
+    )
+}
+
+fn signature(out: &RunOutput) -> Vec<(u32, Option<Time>, u64)> {
+    out.flows
+        .iter()
+        .map(|f| (f.id, f.finish, f.bytes_received))
+        .collect()
+}
+
+#[test]
+fn fastpass_runs_mixed_traffic_deterministically_and_completely() {
+    for model in ["arbiter", "phost_epoch"] {
+        let t = format!("protocol = \"fastpass\"\nmodel = \"{model}\"");
+        let a = run(&mixed(&t));
+        let b = run(&mixed(&t));
+        assert_eq!(a.stop_reason, "all_flows_done", "{model}");
+        assert!(a.flows.iter().all(|f| f.bytes_received == f.size_bytes));
+        assert_eq!(signature(&a), signature(&b), "{model}: not deterministic");
+        assert_eq!(a.counters, b.counters);
+    }
+}
+
+#[test]
+fn epoch_model_paces_slots_one_epoch_apart_and_recovers_losses() {
+    // A single 8-packet-per-epoch flow: 100 packets need 13 epochs; the
+    // flow finishes in about that many epochs of 10.2 us.
+    let w = "[[workload]]\nkind = \"static\"\npairs = [[0, 1]]\nsize = 146000\n";
+    let out = run(&rack(
+        3,
+        "protocol = \"fastpass\"\nmodel = \"phost_epoch\"",
+        w,
+    ));
+    let fct = out.flows[0].fct().unwrap();
+    assert!(
+        fct >= Duration::from_ns(12 * 10_200) && fct <= Duration::from_ns(15 * 10_200),
+        "{fct:?}"
+    );
+    // An incast of 12 into a 4-packet buffer: schedules never put two
+    // packets on the receiver's link in one slot, but the half-slot offsets
+    // of schedules that arrive at different times can; whatever is lost is
+    // re-requested after an epoch.
+    let t = "protocol = \"fastpass\"\nmodel = \"phost_epoch\"";
+    let toml = rack(13, t, &incast(12, 100_000))
+        .replace("classes = 2 }", "classes = 2 }\nswitch_buffer_bytes = 6000");
+    let out = run(&toml);
+    assert_eq!(out.stop_reason, "all_flows_done");
+    assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
+}
