@@ -6,6 +6,13 @@ six loads x two seeds, 1,000 flows each) with each worker count, best of
 worker. Record the figures in BENCHMARKS.md with the command and machine.
 
     python python/bench/sweep_speedup.py --workers 1,2 --repeat 3
+
+Before the sweeps it runs a control: the same worker counts spinning on pure
+CPU loops for --control seconds, printing the cores they got. If two
+spinning processes get no more CPU than one (another session keeps the
+machine busy: Linux's autogroup scheduling shares the CPU between sessions,
+not processes), no sweep can speed up there, and the figures below it say
+so rather than anything about the sweep.
 """
 
 from __future__ import annotations
@@ -23,6 +30,29 @@ import pktsim
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _spin(seconds: float) -> int:
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+    return n
+
+
+def control(counts: list[int], seconds: float) -> None:
+    """Print the cores that ``w`` spinning processes get, for each ``w``."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    for w in counts:
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+        t0 = time.perf_counter()
+        with ctx.Pool(w) as pool:
+            pool.map(_spin, [seconds] * w)
+        wall = time.perf_counter() - t0
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - cpu0
+        print(f"control: {w} spinning processes got {cpu / wall:.2f} cores")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=ROOT / "examples" / "leafspine_dctcp.toml")
@@ -32,6 +62,7 @@ def main() -> None:
     ap.add_argument("--loads", default="0.3,0.4,0.5,0.6,0.7,0.8")
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--executor", default="processes", choices=["processes", "dask"])
+    ap.add_argument("--control", type=float, default=3.0, help="seconds of CPU spin (0: skip)")
     a = ap.parse_args()
     grid = {"load": [float(x) for x in a.loads.split(",")]}
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -42,6 +73,8 @@ def main() -> None:
     )
     print(f"load average at start: {os.getloadavg()[0]:.2f} (other jobs compete for the cores)")
     counts = [int(x) for x in a.workers.split(",")]
+    if a.control > 0:
+        control(counts, a.control)
     times: dict[int, list[float]] = {w: [] for w in counts}
     used: dict[int, list[float]] = {w: [] for w in counts}
     tmp = Path(tempfile.mkdtemp(prefix="pktsim-bench-"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ConfigError(ValueError):
     """A config, topology or input file is invalid.
@@ -25,3 +27,7 @@ class ConfigError(ValueError):
         self.field = field
         self.file = file
         self.line = line
+
+    def __reduce__(self) -> tuple[type[ConfigError], tuple[Any, ...]]:
+        # Keep the location when the error crosses processes (sweep workers).
+        return (type(self), (str(self), self.field, self.file, self.line))

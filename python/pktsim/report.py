@@ -171,6 +171,7 @@ def _make_plots(
     flows: pl.DataFrame,
     queues: pl.DataFrame | None,
     plot_dir: Path,
+    params: Sequence[str] = (),
 ) -> list[tuple[str, Path]]:
     import polars as pl
 
@@ -222,12 +223,22 @@ def _make_plots(
                     plots.metric_vs_load(sm, metric, title=f"{metric} vs load, {tag}"),
                 )
     if queues is not None and queues.height:
-        runs = sorted(queues["run_id"].unique().to_list())[:6]
-        q = queues.filter(pl.col("run_id").is_in(runs))
+        # Name each run by the columns that tell it apart, not by its hash.
+        cols = [c for c in params if summaries[c].n_unique() > 1]
+        labels = {
+            r["run_id"]: ", ".join(f"{c}={r.get(c)}" for c in cols) or r["run_id"]
+            for r in summaries.iter_rows(named=True)
+        }
+        runs = sorted(queues["run_id"].unique().to_list(), key=lambda x: labels.get(x, x))
+        shown = runs[:6]
+        q = queues.filter(pl.col("run_id").is_in(shown)).with_columns(
+            pl.col("run_id").replace_strict(labels, default=pl.col("run_id")).alias("run")
+        )
         keep(
-            "queue occupancy over time" + (" (first 6 runs)" if len(runs) == 6 else ""),
+            "queue occupancy over time"
+            + (f" ({len(shown)} of {len(runs)} runs)" if len(runs) > len(shown) else ""),
             "queue_occupancy",
-            plots.queue_occupancy(q, by="run_id" if len(runs) > 1 else None),
+            plots.queue_occupancy(q, by="run" if len(shown) > 1 else None),
         )
     return made
 
@@ -264,8 +275,8 @@ def report(
             "claim", []
         )
     summaries, flows, queues = _tables(d)
-    plot_list = _make_plots(summaries, flows, queues, d / "plots")
     params = [c for c in _param_columns(summaries) if c in summaries.columns]
+    plot_list = _make_plots(summaries, flows, queues, d / "plots", params)
     commit = git_commit()
 
     def distinct(col: str) -> str:

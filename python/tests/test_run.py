@@ -4,6 +4,7 @@ raises ConfigError naming the field; the GIL is released during a run."""
 from __future__ import annotations
 
 import copy
+import pickle
 import subprocess
 import sys
 import threading
@@ -47,6 +48,9 @@ def test_bad_value_names_the_field(tmp_path: Path, small_dict: dict) -> None:
     assert e.value.field == "workload[0].load"
     assert "workload[0].load" in str(e.value) and "1.2" in str(e.value)
     assert not (tmp_path / "x").exists()
+    # It keeps its field on the way back from a worker process.
+    back = pickle.loads(pickle.dumps(e.value))
+    assert (back.field, str(back)) == (e.value.field, str(e.value))
 
 
 def test_unknown_field_names_field_file_and_line(tmp_path: Path, small_text: str) -> None:
