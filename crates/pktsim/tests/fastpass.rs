@@ -332,3 +332,33 @@ fn epoch_model_paces_slots_one_epoch_apart_and_recovers_losses() {
     assert_eq!(out.stop_reason, "all_flows_done");
     assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
 }
+
+#[test]
+fn bad_fastpass_settings_name_their_field() {
+    let err = |t: &str| {
+        let cfg = pktsim::config::Config::from_toml_str(&rack(3, t, &incast(2, 1000)), "<t>");
+        match cfg {
+            Err(e) => e.to_string(),
+            Ok(c) => c
+                .prepare(std::path::Path::new("."))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        }
+    };
+    let e = err("protocol = \"fastpass\"\narbiter_host = 9");
+    assert!(e.contains("transport.arbiter_host"), "{e}");
+    let e = err("protocol = \"fastpass\"\nbatch_slots = 16\nlead_slots = 8");
+    assert!(e.contains("transport.lead_slots"), "{e}");
+    let e = err("protocol = \"fastpass\"\ntimeslot = \"0us\"");
+    assert!(e.contains("transport.timeslot"), "{e}");
+    let e = err("protocol = \"fastpass\"\nmodel = \"magic\"");
+    assert!(e.contains("magic") || e.contains("model"), "{e}");
+    // The arbiter may sit on a workload host instead of an extra one.
+    let out = run(&rack(
+        3,
+        "protocol = \"fastpass\"\narbiter_host = 2",
+        &incast(2, 30_000),
+    ));
+    assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
+}
