@@ -145,6 +145,38 @@ fn tcp_params() -> pktsim::transport::tcp::TcpParams {
 }
 
 #[test]
+fn a_slow_arbiter_allocates_fewer_slots_but_none_late() {
+    // 1.5 us per allocation: a 16-slot batch takes 25 us to compute, longer
+    // than the 19.2 us it covers; the arbiter skips ahead, so every slot it
+    // hands out is still in the future, and the link runs at ~77 %.
+    let params = FastpassParams {
+        arbiter_per_alloc: Duration::from_ns(1500),
+        ..FastpassParams::default()
+    };
+    let w = incast(2, 1_000_000);
+    let (sim, reason) = finish(fastpass_sim(
+        &rack(3, "protocol = \"fastpass\"", &w),
+        Some(params),
+    ));
+    let stats = sim.transport.stats.clone();
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert_eq!(out.stop_reason, "all_flows_done");
+    assert_eq!(
+        (stats.allocs_late, stats.allocs_missed),
+        (0, 0),
+        "{stats:?}"
+    );
+    let last = out.flows.iter().filter_map(|f| f.finish).max().unwrap();
+    let line = Duration::from_ps(2 * 685 * 1_200_000);
+    assert!(
+        last - Time::ZERO > line + Duration::from_ps(line.ps() / 5),
+        "{:?}",
+        last - Time::ZERO
+    );
+}
+
+#[test]
 fn five_senders_each_get_a_fifth_of_the_link_in_every_10ms_window() {
     let toml = rack(6, "protocol = \"fastpass\"", &incast(5, 1_000_000_000));
     let mut sim = fastpass_sim(&toml, None);
@@ -314,14 +346,51 @@ fn epoch_model_paces_slots_one_epoch_apart_and_recovers_losses() {
         fct >= Duration::from_ns(12 * 10_200) && fct <= Duration::from_ns(15 * 10_200),
         "{fct:?}"
     );
-    // An incast of 12 into a 4-packet buffer: schedules never put two
-    // packets on the receiver's link in one slot, but the half-slot offsets
-    // of schedules that arrive at different times can; whatever is lost is
-    // re-requested after an epoch.
-    let t = "protocol = \"fastpass\"\nmodel = \"phost_epoch\"";
-    let toml = rack(13, t, &incast(12, 100_000))
-        .replace("classes = 2 }", "classes = 2 }\nswitch_buffer_bytes = 6000");
+    // The model assumes every link runs at the host rate: a receiver on a
+    // 5 Gbit/s link with a 10-packet buffer overflows, and what is lost is
+    // re-requested one epoch after the source has sent what it asked for.
+    let toml = rack(
+        5,
+        "protocol = \"fastpass\"\nmodel = \"phost_epoch\"",
+        &incast(4, 100_000),
+    )
+    .replace(
+        "link_delay = \"0.2us\"",
+        "link_delay = \"0.2us\"\nbottleneck_rate = \"5Gbps\"\nbottleneck_buffer_bytes = 15000",
+    );
     let out = run(&toml);
+    assert!(out.counters.dropped_total(0) > 0, "no data dropped");
+    assert!(out.flows.iter().map(|f| f.retransmits).sum::<u32>() > 0);
     assert_eq!(out.stop_reason, "all_flows_done");
+    assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
+}
+
+#[test]
+fn bad_fastpass_settings_name_their_field() {
+    let err = |t: &str| {
+        let cfg = pktsim::config::Config::from_toml_str(&rack(3, t, &incast(2, 1000)), "<t>");
+        match cfg {
+            Err(e) => e.to_string(),
+            Ok(c) => c
+                .prepare(std::path::Path::new("."))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        }
+    };
+    let e = err("protocol = \"fastpass\"\narbiter_host = 9");
+    assert!(e.contains("transport.arbiter_host"), "{e}");
+    let e = err("protocol = \"fastpass\"\nbatch_slots = 16\nlead_slots = 8");
+    assert!(e.contains("transport.lead_slots"), "{e}");
+    let e = err("protocol = \"fastpass\"\ntimeslot = \"0us\"");
+    assert!(e.contains("transport.timeslot"), "{e}");
+    let e = err("protocol = \"fastpass\"\nmodel = \"magic\"");
+    assert!(e.contains("magic") || e.contains("model"), "{e}");
+    // The arbiter may sit on a workload host instead of an extra one.
+    let out = run(&rack(
+        3,
+        "protocol = \"fastpass\"\narbiter_host = 2",
+        &incast(2, 30_000),
+    ));
     assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
 }

@@ -23,7 +23,7 @@ fn run_experiment(file: &str, flows: u64) -> Summary {
 }
 
 #[test]
-fn phost_is_close_to_pfabric_and_both_far_below_dctcp() {
+fn phost_is_close_to_pfabric_and_both_far_below_dctcp_and_beats_fastpass() {
     let mean = |s: &Summary| s.slowdown.mean.expect("flows finished");
     let phost = run_experiment("websearch_phost.toml", 2000);
     let pfabric = run_experiment("websearch_pfabric.toml", 2000);
@@ -43,4 +43,9 @@ fn phost_is_close_to_pfabric_and_both_far_below_dctcp() {
     // The short-flow breakdown tells the same story.
     let short = |s: &Summary| s.short_flows.slowdown.mean.expect("short flows finished");
     assert!(2.0 * short(&phost) < short(&dctcp) && 2.0 * short(&pfabric) < short(&dctcp));
+    // The paper: pHost ~3.8x better than Fastpass (its simulator's epoch
+    // model). We measure 1.15x on seeds 1-3 at this size; assert the
+    // direction with margin.
+    let fp = mean(&run_experiment("websearch_fastpass.toml", 2000));
+    assert!(fp > 1.08 * ph, "Fastpass {fp:.3} vs pHost {ph:.3}");
 }

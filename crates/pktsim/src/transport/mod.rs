@@ -238,9 +238,12 @@ pub struct FastpassConfig {
     /// Fixed compute latency of one batch.
     #[serde(default = "d_fp_latency")]
     pub arbiter_latency: String,
-    /// Compute time per allocated slot (one allocation core).
+    /// Compute time per allocated slot on one allocation core.
     #[serde(default = "d_fp_per_alloc")]
     pub arbiter_per_alloc: String,
+    /// Allocation cores (batches are computed round-robin, overlapping).
+    #[serde(default = "d_fp_cores")]
+    pub arbiter_cores: u32,
     /// FCP request timeout: unacknowledged demands are re-sent after it.
     #[serde(default = "d_fp_req_timeout")]
     pub request_timeout: String,
@@ -297,6 +300,9 @@ fn d_fp_latency() -> String {
 fn d_fp_per_alloc() -> String {
     "23.4ns".into()
 }
+fn d_fp_cores() -> u32 {
+    1
+}
 fn d_fp_req_timeout() -> String {
     "20us".into()
 }
@@ -344,6 +350,12 @@ impl FastpassConfig {
                 "must be at least batch_slots (a batch is allocated before it starts)",
             ));
         }
+        if self.arbiter_cores == 0 || self.arbiter_cores > 64 {
+            return Err(Error::config(
+                "transport.arbiter_cores",
+                "must be between 1 and 64",
+            ));
+        }
         if self.epoch_slots == 0 || self.epoch_slots > 1024 {
             return Err(Error::config(
                 "transport.epoch_slots",
@@ -361,6 +373,7 @@ impl FastpassConfig {
             lead_slots: self.lead_slots,
             arbiter_latency: dur(&self.arbiter_latency, "arbiter_latency")?,
             arbiter_per_alloc: dur(&self.arbiter_per_alloc, "arbiter_per_alloc")?,
+            arbiter_cores: self.arbiter_cores,
             request_timeout: positive(
                 dur(&self.request_timeout, "request_timeout")?,
                 "request_timeout",

@@ -89,6 +89,9 @@ pub struct FastpassParams {
     pub arbiter_latency: Duration,
     /// Compute cost per allocated (src, dst) slot.
     pub arbiter_per_alloc: Duration,
+    /// Allocation cores in a ring: batch `k` is computed by core `k mod
+    /// cores`, so batches overlap (the paper's pipelined allocator).
+    pub arbiter_cores: u32,
     /// FCP: re-send unacknowledged demands after this long.
     pub request_timeout: Duration,
     /// Smallest gap between two request packets of one host.
@@ -117,6 +120,7 @@ impl Default for FastpassParams {
             lead_slots: 32,
             arbiter_latency: Duration::from_ns(1000),
             arbiter_per_alloc: Duration::from_ps(23_400),
+            arbiter_cores: 1,
             request_timeout: Duration::from_us(20),
             request_gap: Duration::from_ns(1000),
             retx_timeout: Duration::from_us(20),
@@ -251,8 +255,10 @@ struct Arbiter {
     ticking: bool,
     /// First slot of the next batch.
     next_batch: u64,
-    /// End of the allocation core's current computation.
-    busy_until: Time,
+    /// End of each allocation core's current computation.
+    busy_until: Vec<Time>,
+    /// Batches allocated so far.
+    batches: u64,
     /// Computed batches: (ready time, (source, message id) list).
     outbox: VecDeque<(Time, Vec<(u32, u64)>)>,
     /// Rack index of every host.
@@ -377,7 +383,8 @@ impl Fastpass {
             seen: HashMap::new(),
             ticking: false,
             next_batch: 0,
-            busy_until: Time::ZERO,
+            busy_until: vec![Time::ZERO; self.params.arbiter_cores.max(1) as usize],
+            batches: 0,
             outbox: VecDeque::new(),
             n_racks: switches.len(),
             rack,
@@ -504,6 +511,13 @@ impl Fastpass {
         let now = ctx.now();
         let b = self.params.batch_slots as u64;
         let Some(arb) = self.arb.as_mut() else { return };
+        // An arbiter that fell behind (its cores busy past this tick)
+        // allocates slots a lead ahead of when it can start, not slots that
+        // will be gone by the time they are sent.
+        let core = (arb.batches % arb.busy_until.len() as u64) as usize;
+        let start = now.max(arb.busy_until[core]);
+        let earliest = start.ps().div_ceil(self.slot.ps()) + self.params.lead_slots as u64;
+        arb.next_batch = arb.next_batch.max(earliest);
         let mut granted: Vec<(u32, u64, u32, Option<u16>)> = Vec::new();
         let mut edges = Vec::new();
         let mut which = Vec::new();
@@ -540,10 +554,10 @@ impl Fastpass {
         }
         let count = granted.len() as u64;
         self.stats.slots_allocated += count;
-        let start = now.max(arb.busy_until);
+        arb.batches += 1;
         let ready =
             start + self.params.arbiter_latency + self.params.arbiter_per_alloc.times(count);
-        arb.busy_until = ready;
+        arb.busy_until[core] = ready;
         arb.next_batch += b;
         let more = arb.alloc.pending_pairs() > 0;
         let next_tick = arb.next_batch - self.params.lead_slots as u64;
@@ -553,6 +567,9 @@ impl Fastpass {
         } else {
             arb.ticking = false;
         }
+        // A core that finishes early still sends after the batches before
+        // it (one communication core, in order).
+        let ready = arb.outbox.back().map_or(ready, |&(t, _)| ready.max(t));
         // One ALLOC per source, slots in order.
         granted.sort_by_key(|&(s, slot, _, _)| (s, slot));
         let mut out = Vec::new();
