@@ -1,8 +1,11 @@
 //! pFabric and pHost end to end.
 
 use crate::common::{assert_conserved, prepare, run};
+use pktsim::net::packet::{FlowId, Header, NodeId, Packet};
 use pktsim::sim::Simulation;
+use pktsim::sim::{Ctx, Transport};
 use pktsim::time::Duration;
+use pktsim::transport::pfabric::{Pfabric, PfabricParams};
 use pktsim::transport::phost::{Phost, PhostParams};
 
 /// A small two-rack fabric with pFabric switch queues.
@@ -66,6 +69,73 @@ receiver = 0
         "a flow never finished"
     );
     assert!(out.flows.iter().map(|f| f.retransmits).sum::<u32>() > 0);
+}
+
+/// pFabric whose receiver loses the first copy of each flow's last data
+/// packet: a tail loss, which no later packet can reveal.
+struct LoseLastPacketOnce {
+    inner: Pfabric,
+    lost: u32,
+}
+
+impl Transport for LoseLastPacketOnce {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        self.inner.start_flow(ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        if let Header::TcpData { seq } = pkt.header {
+            let last = seq + pkt.payload as u64 == ctx.flow(pkt.flow).size;
+            if last && pkt.flags & pktsim::net::packet::flags::RETX == 0 {
+                self.lost += 1;
+                return;
+            }
+        }
+        self.inner.on_packet(ctx, pkt)
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        self.inner.on_timer(ctx, id, kind)
+    }
+    fn wants_nic_pull(&self) -> bool {
+        self.inner.wants_nic_pull()
+    }
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        self.inner.on_nic_idle(ctx, host)
+    }
+}
+
+#[test]
+fn pfabric_recovers_a_lost_last_packet_by_timeout() {
+    // One 30 KB flow (21 packets) across the fabric; its last packet is
+    // lost once. Without duplicate ACKs after it, only the fixed RTO can
+    // resend it: exactly one retransmission, and the flow finishes one RTO
+    // (45 us) or more after its ideal time, but within two RTOs of it.
+    let w = r#"
+[[workload]]
+kind = "static"
+senders = [1]
+receiver = 12
+size = 30000
+"#;
+    let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
+    let t = LoseLastPacketOnce {
+        inner: Pfabric::new(PfabricParams::default()),
+        lost: 0,
+    };
+    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let reason = sim.run(None);
+    assert_eq!(sim.transport.lost, 1, "the last packet was not lost once");
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    let f = &out.flows[0];
+    assert_eq!(f.bytes_received, 30_000);
+    assert_eq!(f.retransmits, 1);
+    let fct = f.finish.expect("the flow finished").ps() - f.start.ps();
+    let rto = Duration::from_us(45).ps();
+    assert!(fct >= f.ideal_fct.ps() + rto, "fct {fct} ps");
+    assert!(fct < f.ideal_fct.ps() + 2 * rto, "fct {fct} ps");
 }
 
 fn phost_sim(toml: &str) -> Simulation<Phost> {
