@@ -22,5 +22,5 @@ pub mod pipeline;
 
 pub use alloc::{Allocator, Batch, Order, MAX_BATCH_SLOTS, MAX_ENDPOINTS, WINDOW_SLOTS};
 pub use error::ArbiterError;
-pub use paths::{assign_cores, colour_edges, PathSelector};
+pub use paths::{assign_cores, colour_edges, PathSelector, GREEDY_MAX_RACKS, NO_CORE};
 pub use pipeline::Pipeline;

@@ -1,6 +1,8 @@
 //! Property tests of the arbiter's invariants.
 
-use fastpass_arbiter::{assign_cores, colour_edges, Allocator, Order, PathSelector, Pipeline};
+use fastpass_arbiter::{
+    assign_cores, colour_edges, Allocator, Order, PathSelector, Pipeline, NO_CORE,
+};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -237,6 +239,55 @@ proptest! {
         sel.select(&pairs, &mut again).unwrap();
         prop_assert_eq!(&again, &out);
         prop_assert_eq!(assign_cores(&pairs, hosts_per_rack, racks, cores), Some(out));
+    }
+
+    /// The tightest case: a (nearly) full permutation (every host sends and
+    /// receives) with exactly hosts-per-rack cores, so racks run out of
+    /// free colours and the alternating-path swaps do most of the work;
+    /// fabrics of up to 64 racks (greedy engine) and just above (the
+    /// fabric-sized engine). Every cross-rack pair gets a core, no (rack,
+    /// core) link is used twice, and `select` agrees with `select_cores`.
+    #[test]
+    fn full_permutations_with_just_enough_cores(
+        racks in prop_oneof![2usize..=16, 60usize..=70],
+        hosts_per_rack in 1u32..=32,
+        seed in any::<u64>(),
+        keep in 75u64..=100,
+    ) {
+        let n = racks as u32 * hosts_per_rack;
+        let mut x = seed;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut perm: Vec<u32> = (0..n).collect();
+        for i in (1..n as usize).rev() {
+            perm.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        // Mostly full (partner table kept from the start), sometimes thinned
+        // to 75 % or more of the hosts (table built at the first conflict).
+        let pairs: Vec<(u32, u32)> =
+            (0..n).zip(perm).filter(|_| keep == 100 || next() % 100 < keep).collect();
+        let mut sel = PathSelector::new(racks, hosts_per_rack, hosts_per_rack as usize).unwrap();
+        let mut cores = Vec::new();
+        sel.select_cores(&pairs, &mut cores).unwrap();
+        prop_assert_eq!(cores.len(), pairs.len());
+        let mut used = BTreeSet::new();
+        for (&(s, d), &c) in pairs.iter().zip(&cores) {
+            let (rs, rd) = (s / hosts_per_rack, d / hosts_per_rack);
+            if rs == rd {
+                prop_assert_eq!(c, NO_CORE);
+            } else {
+                prop_assert!((c as u32) < hosts_per_rack);
+                prop_assert!(used.insert(("up", rs, c)), "uplink reused");
+                prop_assert!(used.insert(("down", rd, c)), "downlink reused");
+            }
+        }
+        let mut opts = Vec::new();
+        sel.select(&pairs, &mut opts).unwrap();
+        let expect: Vec<Option<u32>> =
+            cores.iter().map(|&c| (c != NO_CORE).then_some(c as u32)).collect();
+        prop_assert_eq!(opts, expect);
     }
 
     /// Path assignment on allocator slots of a 4-rack × 8-host fabric with

@@ -3,7 +3,7 @@
 //! allocation calls; also per second of total wall time, the demand top-up
 //! between batches included) under saturated random demand, against worker
 //! count and endpoint count; and path-selection time per timeslot for 16
-//! racks × 32 hosts with 32 core switches.
+//! racks × 32 hosts with 32 core switches (each engine, each API).
 //!
 //! ```text
 //! fastpass-bench [SECONDS] [--workers 1,2] [--endpoints 256,512,1024] [--seconds 2]
@@ -24,7 +24,7 @@
 //! is replaced by a new one from the same source after each batch. Output:
 //! one line per configuration, then a markdown table.
 
-use fastpass_arbiter::{Allocator, Order, PathSelector, Pipeline};
+use fastpass_arbiter::{Allocator, Order, PathSelector, Pipeline, GREEDY_MAX_RACKS};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::Instant;
@@ -191,21 +191,32 @@ fn stats(mut ns: Vec<u64>) -> (f64, f64, u64, u64) {
     (mean, var.sqrt(), p50, p99)
 }
 
-/// Time `PathSelector::select` over `slots`, repeated for about `secs`.
+/// Time `PathSelector::select_cores` (or `select` with `options`) per
+/// call over `slots`, repeated for about `secs`. Each slot is read once
+/// before its call is timed: in the arbiter a slot's pairs come straight
+/// from the allocator, so bringing them into cache is not path selection's
+/// cost.
 fn time_paths(
     sel: &mut PathSelector,
     slots: &[Vec<(u32, u32)>],
     secs: f64,
+    options: bool,
 ) -> (f64, f64, u64, u64, usize) {
-    let mut out = Vec::new();
+    let mut cores = Vec::new();
+    let mut opts = Vec::new();
     let mut times = Vec::new();
     let start = Instant::now();
     while start.elapsed().as_secs_f64() < secs {
         for s in slots {
+            std::hint::black_box(s.iter().fold(0u32, |a, &(x, y)| a ^ x ^ y));
             let t = Instant::now();
-            sel.select(s, &mut out).expect("routable");
+            if options {
+                sel.select(s, &mut opts).expect("routable");
+            } else {
+                sel.select_cores(s, &mut cores).expect("routable");
+            }
             times.push(t.elapsed().as_nanos() as u64);
-            std::hint::black_box(&out);
+            std::hint::black_box((&cores, &opts));
         }
     }
     let k = times.len();
@@ -213,13 +224,26 @@ fn time_paths(
     (mean, sd, p50, p99, k)
 }
 
+/// Median cost of reading the clock twice (what every per-call time above
+/// includes).
+fn timer_overhead_ns() -> u64 {
+    let mut t: Vec<u64> = (0..100_000)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(&t);
+            t.elapsed().as_nanos() as u64
+        })
+        .collect();
+    t.sort_unstable();
+    t[t.len() / 2]
+}
+
 fn paths(a: &Args) {
     let (racks, hosts) = (16usize, 32u32);
     let n = racks * hosts as usize;
-    let mut sel = PathSelector::new(racks, hosts, hosts as usize).expect("topology");
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(a.seed ^ 0x9a7);
     // (a) Full slots: every host sends to and receives from one other host
-    // (random permutations, fixed points dropped).
+    // (random permutations, fixed points dropped; listed by source).
     let full: Vec<Vec<(u32, u32)>> = (0..1000)
         .map(|_| {
             let mut p: Vec<u32> = (0..n as u32).collect();
@@ -248,11 +272,71 @@ fn paths(a: &Args) {
         }
     }
     let secs = a.seconds.min(2.0);
-    for (what, slots) in [("full permutation", &full), ("allocator slots", &made)] {
-        let pairs = slots.iter().map(|s| s.len()).sum::<usize>() as f64 / slots.len() as f64;
-        let (mean, sd, p50, p99, k) = time_paths(&mut sel, slots, secs);
+    println!(
+        "timer: reading the clock twice takes {} ns (included below)",
+        timer_overhead_ns()
+    );
+    // The engine for more than 64 racks, on the same hosts, for comparison
+    // (it is what every fabric used before the greedy engine).
+    let engines = [
+        ("greedy", PathSelector::new(racks, hosts, hosts as usize)),
+        (
+            "pair-masks",
+            PathSelector::new(GREEDY_MAX_RACKS + 1, hosts, hosts as usize),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (engine, sel) in engines {
+        let mut sel = sel.expect("topology");
+        for (what, slots) in [("full permutation", &full), ("allocator slots", &made)] {
+            let pairs = slots.iter().map(|s| s.len()).sum::<usize>() as f64 / slots.len() as f64;
+            for (api, options) in [("select_cores", false), ("select", true)] {
+                if engine != "greedy" && options {
+                    continue;
+                }
+                let (mean, sd, p50, p99, k) = time_paths(&mut sel, slots, secs, options);
+                println!(
+                    "paths racks={racks} hosts={hosts} cores={hosts} engine={engine} api={api} slots={what} pairs/slot={pairs:.0} mean_ns={mean:.0} sd_ns={sd:.0} p50_ns={p50} p99_ns={p99} samples={k}"
+                );
+                rows.push(format!(
+                    "| {engine} | {api} | {what} | {pairs:.0} | {:.2} µs | {:.2} µs | {:.2} µs |",
+                    mean / 1e3,
+                    p50 as f64 / 1e3,
+                    p99 as f64 / 1e3
+                ));
+            }
+        }
+    }
+    println!();
+    println!("| engine | API | slots | pairs/slot | mean | p50 | p99 |");
+    println!("|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!("{r}");
+    }
+    // Against utilisation, as the paper's path-selection benchmark: each
+    // pair of the full permutations kept with probability `u`.
+    println!();
+    println!("| utilisation | pairs/slot | mean | p50 | p99 |");
+    println!("|---|---|---|---|---|");
+    let mut sel = PathSelector::new(racks, hosts, hosts as usize).expect("topology");
+    for u in [0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99, 1.0] {
+        let keep = (u * (1u64 << 32) as f64) as u64;
+        let thinned: Vec<Vec<(u32, u32)>> = full
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .copied()
+                    .filter(|_| rng.next_u64() >> 32 < keep)
+                    .collect()
+            })
+            .collect();
+        let pairs = thinned.iter().map(|s| s.len()).sum::<usize>() as f64 / thinned.len() as f64;
+        let (mean, _, p50, p99, _) = time_paths(&mut sel, &thinned, secs / 2.0, false);
         println!(
-            "paths racks={racks} hosts={hosts} cores={hosts} slots={what} pairs/slot={pairs:.0} mean_ns={mean:.0} sd_ns={sd:.0} p50_ns={p50} p99_ns={p99} samples={k}"
+            "| {u} | {pairs:.0} | {:.2} µs | {:.2} µs | {:.2} µs |",
+            mean / 1e3,
+            p50 as f64 / 1e3,
+            p99 as f64 / 1e3
         );
     }
 }
