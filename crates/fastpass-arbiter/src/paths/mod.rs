@@ -308,30 +308,67 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_conflict_is_resolved_by_swapping_along_the_alternating_path() {
-        // 3 racks of 2 hosts, 2 cores. Rack pairs in order: 0→1 takes core
-        // 0, 0→2 core 1, 1→0 core 0; then 1→2 finds core 0 busy at rack 1's
-        // uplinks and core 1 busy at rack 2's downlinks. The path from rack
-        // 2 by core 1 (0→2), then by core 0 (0→1), is swapped, freeing core
-        // 1 at rack 2 for 1→2. The last two pairs colour greedily.
-        let pairs = [(0, 2), (1, 4), (2, 0), (3, 5), (4, 1), (5, 3)];
-        let mut sel = PathSelector::new(3, 2, 2).unwrap();
+    /// Colours `pairs` of racks of 2 hosts with 2 cores, both with every
+    /// host of the fabric busy (partner table kept from the start) and in
+    /// racks of 4 hosts with the same two busy (table built at the
+    /// conflict), and checks the exact answer.
+    fn check_exact(racks: usize, pairs: &[(u32, u32)], expect: &[u8]) {
         let mut out = Vec::new();
-        sel.select_cores(&pairs, &mut out).unwrap();
-        assert_eq!(out, [1, 0, 0, 1, 1, 0]);
-        assert_routable(&pairs, &out, 2, 2);
-        // The same rack pairs in a fabric with idle hosts (racks of 4, two
-        // busy): the partner table is built at the conflict, not kept from
-        // the start, and the answer is the same.
-        let sparse = [(0, 4), (1, 8), (4, 0), (5, 9), (8, 1), (9, 5)];
-        let mut sel = PathSelector::new(3, 4, 2).unwrap();
+        let mut sel = PathSelector::new(racks, 2, 2).unwrap();
+        sel.select_cores(pairs, &mut out).unwrap();
+        assert_eq!(out, expect);
+        assert_routable(pairs, &out, 2, 2);
+        let spread = |h: u32| h / 2 * 4 + h % 2;
+        let sparse: Vec<(u32, u32)> = pairs.iter().map(|&(s, d)| (spread(s), spread(d))).collect();
+        let mut sel = PathSelector::new(racks, 4, 2).unwrap();
         sel.select_cores(&sparse, &mut out).unwrap();
-        assert_eq!(out, [1, 0, 0, 1, 1, 0]);
-        // The fabric-sized engine (more than 64 racks) on the same pairs.
+        assert_eq!(out, expect);
+        // The fabric-sized engine (more than 64 racks) on the same pairs:
+        // its own order, so only routable.
         let mut big = PathSelector::new(GREEDY_MAX_RACKS + 1, 2, 2).unwrap();
-        big.select_cores(&pairs, &mut out).unwrap();
-        assert_routable(&pairs, &out, 2, 2);
+        big.select_cores(pairs, &mut out).unwrap();
+        assert_routable(pairs, &out, 2, 2);
+    }
+
+    #[test]
+    fn a_conflict_fixed_by_recolouring_one_pair_of_the_source_rack() {
+        // 3 racks of 2 hosts, 2 cores. Rack pairs in order: 0→1 takes core
+        // 0, 0→2 core 1, 1→0 core 0; then 1→2 finds core 0 busy on rack
+        // 1's uplinks and core 1 on rack 2's downlinks. Rack 1's core-0 pair
+        // (1→0) can move to core 1 (free on rack 0's downlinks), which frees
+        // core 0 for 1→2. The last two pairs colour greedily.
+        check_exact(
+            3,
+            &[(0, 2), (1, 4), (2, 0), (3, 5), (4, 1), (5, 3)],
+            &[0, 1, 1, 0, 0, 1],
+        );
+    }
+
+    #[test]
+    fn a_conflict_fixed_by_recolouring_one_pair_of_the_destination_rack() {
+        // 4 racks of 2 hosts, 2 cores. At 7→3 (rack 3 → rack 1), core 0
+        // is busy on rack 1's downlinks (1→2, from rack 0) and core 1 on
+        // rack 3's uplinks (6→5). Rack 0 has core 1 free on its uplinks, so
+        // 1→2 moves to core 1 and 7→3 takes core 0.
+        check_exact(
+            4,
+            &[(1, 2), (2, 4), (3, 1), (4, 6), (5, 7), (6, 5), (7, 3)],
+            &[1, 0, 1, 0, 1, 1, 0],
+        );
+    }
+
+    #[test]
+    fn a_conflict_needing_a_longer_alternating_path() {
+        // At 7→5 (rack 3 → rack 2), core 0 is busy on rack 2's downlinks
+        // (2→4, from rack 1) and core 1 on rack 3's uplinks (6→3, to rack
+        // 1); rack 1 has both cores busy up and down, so no single pair can
+        // move. The path from rack 2 by core 0 (2→4), then from rack 1 by
+        // core 1 (3→1), is swapped, which frees core 0 at rack 2.
+        check_exact(
+            4,
+            &[(1, 2), (2, 4), (3, 1), (4, 6), (5, 7), (6, 3), (7, 5)],
+            &[0, 1, 0, 0, 1, 1, 0],
+        );
     }
 
     #[test]
