@@ -55,6 +55,28 @@ def fairness(d, lo_us, hi_us):
     }
 
 
+# The fairness run's phases (ms): a flow joins every 20 ms, then all five
+# run 80-120 ms.
+PHASES = [(0, 20), (20, 40), (40, 60), (60, 80), (80, 120)]
+SETTLE_US = 2_000
+
+
+def by_phase(d):
+    """Per-flow mean goodput in each phase's windows (the first 2 ms of a
+    phase skipped), and the stdev of the active flows' means."""
+    tp = rows(d / "throughput.csv")
+    flows = sorted({int(r["flow"]) for r in tp})
+    table = []
+    for lo, hi in PHASES:
+        ws = [r for r in tp if lo * 1000 + SETTLE_US < int(r["t_end_us"]) <= hi * 1000]
+        table.append([
+            statistics.fmean(float(r["goodput_gbps"]) for r in ws if int(r["flow"]) == f)
+            if any(int(r["flow"]) == f for r in ws) else 0.0
+            for f in flows
+        ])
+    return flows, table
+
+
 def main(out):
     print("### 4 senders -> 1 receiver (one rack, 200 ms)\n")
     print("| protocol | max queue (B) | max queue (packets) | mean queue (B) | goodput (Gbit/s) |")
@@ -88,6 +110,19 @@ def main(out):
     if "tcp" in fr and "fastpass" in fr:
         ratio = fr["tcp"]["stdev_gbps"] / max(fr["fastpass"]["stdev_gbps"], 1e-12)
         print(f"\nstdev TCP / Fastpass: {ratio:,.0f}x")
+    for p in ["tcp", "fastpass"]:
+        d = out / f"fairness_5flows_{p}"
+        if not d.exists():
+            continue
+        flows, table = by_phase(d)
+        print(f"\n### 5 flows -> 1 receiver, {p}: mean goodput (Gbit/s) by phase\n")
+        print("| phase (ms) | active | " + " | ".join(f"flow {f}" for f in flows)
+              + " | fair share |")
+        print("|---" * (len(flows) + 3) + "|")
+        for k, ((lo, hi), vals) in enumerate(zip(PHASES, table)):
+            active = min(k + 1, len(flows))
+            print(f"| {lo}-{hi} | {active} | " + " | ".join(f"{v:.3f}" for v in vals)
+                  + f" | {9.733 / active:.3f} |")
 
 
 if __name__ == "__main__":
