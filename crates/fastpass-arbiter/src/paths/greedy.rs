@@ -28,32 +28,33 @@ use crate::error::ArbiterError;
 pub const GREEDY_MAX_RACKS: usize = 64;
 
 const R: usize = GREEDY_MAX_RACKS;
-/// Partner-table row width: colours 0..64, and `NO_CORE & 127` = 127 as a
-/// scratch entry for pairs inside a rack.
-const ROW: usize = 128;
+/// Colours the partner table has rows for: 0..64, and `NO_CORE & 127` =
+/// 127 as a scratch row for pairs inside a rack.
+const COLOURS: usize = 128;
 /// Entries per side (uplinks, then downlinks) of the partner table.
-const SIDE: usize = R * ROW;
+const SIDE: usize = COLOURS * R;
 /// Offset of the downlink masks in `used`.
 const DOWN: usize = R;
 
 /// Where the uplink entry of rack `u`, colour `c` lives in the partner
-/// table.
+/// table. Colour-major, so one pair's two entries share `c * R`.
 #[inline(always)]
 fn up_entry(u: usize, c: usize) -> usize {
-    ((u * ROW) | c) & (SIDE - 1)
+    ((c * R) | u) & (SIDE - 1)
 }
 
 /// Where the downlink entry of rack `v`, colour `c` lives.
 #[inline(always)]
 fn down_entry(v: usize, c: usize) -> usize {
-    SIDE + (((v * ROW) | c) & (SIDE - 1))
+    SIDE + (((c * R) | v) & (SIDE - 1))
 }
 
 /// Colouring state for up to 64 racks, reused from slot to slot.
 #[derive(Clone)]
 pub(crate) struct GreedyEngine {
     /// Colours in use: `used[u]` on rack u's uplinks, `used[DOWN + v]` on
-    /// rack v's downlinks.
+    /// rack v's downlinks. Colours beyond the core count start out set, so
+    /// "free" is just the complement.
     used: Box<[u64; 2 * R]>,
     /// `partner[up_entry(u, c)]`: the index of the pair on rack u's colour-c
     /// uplink; `partner[down_entry(v, c)]` likewise for downlinks. Valid
@@ -89,12 +90,12 @@ impl GreedyEngine {
         crowded: bool,
         rack: F,
     ) -> Result<(), ArbiterError> {
-        self.used.fill(0);
+        self.used.fill(!full);
         let n = pairs.len();
         let mut k = if crowded {
-            self.greedy::<true, F>(pairs, out, 0, full, rack)
+            self.greedy::<true, F>(pairs, out, 0, rack)
         } else {
-            let k = self.greedy::<false, F>(pairs, out, 0, full, rack);
+            let k = self.greedy::<false, F>(pairs, out, 0, rack);
             if k == n {
                 return Ok(());
             }
@@ -116,7 +117,7 @@ impl GreedyEngine {
             self.partner[up_entry(u, c)] = k as u32;
             self.partner[down_entry(v, c)] = k as u32;
             out[k] = c as u8;
-            k = self.greedy::<true, F>(pairs, out, k + 1, full, rack);
+            k = self.greedy::<true, F>(pairs, out, k + 1, rack);
         }
         Ok(())
     }
@@ -130,7 +131,6 @@ impl GreedyEngine {
         pairs: &[(u32, u32)],
         out: &mut [u8],
         from: usize,
-        full: u64,
         rack: F,
     ) -> usize {
         let n = pairs.len().min(out.len());
@@ -148,7 +148,7 @@ impl GreedyEngine {
             }
             if u != v {
                 let down = used[DOWN + v];
-                let free = !(cm | down) & full;
+                let free = !(cm | down);
                 if free == 0 {
                     break;
                 }
@@ -191,7 +191,7 @@ impl GreedyEngine {
         full: u64,
         rack: F,
     ) -> Result<usize, ArbiterError> {
-        let (free_u, free_v) = (!self.used[u] & full, !self.used[DOWN + v] & full);
+        let (free_u, free_v) = (!self.used[u], !self.used[DOWN + v]);
         if free_u == 0 || free_v == 0 {
             return Err(ArbiterError::TooFewColours {
                 degree: full.count_ones() as usize + 1,
