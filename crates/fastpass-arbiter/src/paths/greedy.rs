@@ -138,9 +138,9 @@ impl GreedyEngine {
         let partner: &mut [u32; 2 * SIDE] = &mut self.partner;
         // The current source rack's uplink mask, kept in a register.
         let (mut cu, mut cm) = (0, used[0]);
-        let mut j = from;
-        while j < n {
-            let (s, d) = pairs[j];
+        let mut stop = n;
+        let from = from.min(n);
+        for (j, (&(s, d), o)) in pairs[from..n].iter().zip(&mut out[from..n]).enumerate() {
             let (u, v) = (rack(s) & (R - 1), rack(d) & (R - 1));
             if u != cu {
                 used[cu] = cm;
@@ -150,19 +150,20 @@ impl GreedyEngine {
                 let down = used[DOWN + v];
                 let free = !(cm | down);
                 if free == 0 {
+                    stop = from + j;
                     break;
                 }
                 let c = free.trailing_zeros() as usize;
                 cm |= 1 << c;
                 used[DOWN + v] = down | 1 << c;
                 if TABLE {
-                    partner[up_entry(u, c)] = j as u32;
-                    partner[down_entry(v, c)] = j as u32;
+                    partner[up_entry(u, c)] = (from + j) as u32;
+                    partner[down_entry(v, c)] = (from + j) as u32;
                 }
-                out[j] = c as u8;
+                *o = c as u8;
             }
-            j += 1;
         }
+        let j = stop;
         used[cu] = cm;
         j
     }
