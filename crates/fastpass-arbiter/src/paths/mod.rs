@@ -15,8 +15,8 @@
 //! touching the source (the classic constructive proof of König's theorem).
 //! The colours in use at each rack are one `u64` mask, so "a colour free at
 //! both ends" is one OR and one trailing-zeros count. Two engines share
-//! this method: `greedy.rs` for up to 64 racks (fixed-size tables, partner
-//! tables built only once a slot meets its first conflict) and
+//! this method: `greedy.rs` for up to 64 racks (fixed-size tables; most
+//! conflicts fixed by recolouring a single pair) and
 //! `pair_masks.rs` for larger fabrics (tables sized to the fabric). The
 //! paper's arbiter uses Euler splits on a padded regular graph instead
 //! (O(E log Δ)); for the sizes here (≤ 64 colours) conflicts are few and
