@@ -1,7 +1,7 @@
 //! The path-selection engine for fabrics of up to [`GREEDY_MAX_RACKS`]
 //! racks: a greedy edge colouring that walks the pairs once in the order
-//! given, plus an alternating-path swap for the few pairs that find no
-//! colour free at both ends.
+//! given, and a repair for the few pairs that find no colour free at both
+//! ends.
 //!
 //! Per pair the work is a handful of register operations: the colour is the
 //! lowest one free on the source rack's uplinks and the destination rack's
@@ -9,17 +9,19 @@
 //! the output. The source rack's mask stays in a register while consecutive
 //! pairs share it (slots usually list the hosts of a rack together).
 //!
-//! The swap needs, for a rack and a colour, the pair that uses it (a
-//! partner table). Keeping that table costs two stores per pair, and most
-//! slots never need it: on a random 16 × 32 fabric the allocator's slots
-//! (about 0.7 of the hosts busy) colour greedily without a single conflict,
-//! while a full permutation meets its first conflict about 70 % of the way
-//! through and about ten in all. So the first pass keeps no table; at the
-//! first conflict the table is built from the colours given so far, and
-//! the rest of the slot is coloured with the table kept up to date.
+//! A conflict is repaired by recolouring one pair when that is enough (it
+//! usually is), else by the alternating-path swap. Both need, for a rack
+//! and a colour, the pair that uses it (a partner table). Keeping that
+//! table costs two stores per pair, and most slots never need it: on a
+//! random 16 × 32 fabric the allocator's slots (about 0.7 of the hosts
+//! busy) colour greedily without a single conflict, while a full
+//! permutation meets its first conflict about 70 % of the way through and
+//! about ten in all. So a slot with idle hosts starts without the table and
+//! builds it from the colours given so far at its first conflict; a crowded
+//! slot keeps it from the start.
 //!
-//! Tables have fixed sizes (64 racks, 128 table columns: colours 0..64 plus
-//! a scratch column for pairs inside a rack), so every index is masked into
+//! Tables have fixed sizes (64 racks; partner rows for colours 0..64 plus a
+//! scratch row for pairs inside a rack), so every index is masked into
 //! range and the hot loop has no bounds checks.
 
 use crate::error::ArbiterError;
@@ -58,8 +60,8 @@ pub(crate) struct GreedyEngine {
     used: Box<[u64; 2 * R]>,
     /// `partner[up_entry(u, c)]`: the index of the pair on rack u's colour-c
     /// uplink; `partner[down_entry(v, c)]` likewise for downlinks. Valid
-    /// only for colours set in `used`, and only after the first conflict of
-    /// a slot.
+    /// only for colours set in `used`, and only once the slot keeps the
+    /// table (from the start, or from its first conflict).
     partner: Box<[u32; 2 * SIDE]>,
 }
 
