@@ -165,9 +165,8 @@ impl GreedyEngine {
                 *o = c as u8;
             }
         }
-        let j = stop;
         used[cu] = cm;
-        j
+        stop
     }
 
     /// Make a colour free at both source rack `u` and destination rack `v`
