@@ -54,15 +54,21 @@ fn down_entry(v: usize, c: usize) -> usize {
 /// Colouring state for up to 64 racks, reused from slot to slot.
 #[derive(Clone)]
 pub(crate) struct GreedyEngine {
+    /// Both tables in one allocation (one base address in the hot loop).
+    t: Box<Tables>,
+}
+
+#[derive(Clone)]
+struct Tables {
     /// Colours in use: `used[u]` on rack u's uplinks, `used[DOWN + v]` on
     /// rack v's downlinks. Colours beyond the core count start out set, so
     /// "free" is just the complement.
-    used: Box<[u64; 2 * R]>,
+    used: [u64; 2 * R],
     /// `partner[up_entry(u, c)]`: the index of the pair on rack u's colour-c
     /// uplink; `partner[down_entry(v, c)]` likewise for downlinks. Valid
     /// only for colours set in `used`, and only once the slot keeps the
     /// table (from the start, or from its first conflict).
-    partner: Box<[u32; 2 * SIDE]>,
+    partner: [u32; 2 * SIDE],
 }
 
 impl std::fmt::Debug for GreedyEngine {
@@ -74,8 +80,10 @@ impl std::fmt::Debug for GreedyEngine {
 impl GreedyEngine {
     pub(crate) fn new() -> Self {
         GreedyEngine {
-            used: Box::new([0; 2 * R]),
-            partner: Box::new([0; 2 * SIDE]),
+            t: Box::new(Tables {
+                used: [0; 2 * R],
+                partner: [0; 2 * SIDE],
+            }),
         }
     }
 
@@ -92,7 +100,7 @@ impl GreedyEngine {
         crowded: bool,
         rack: F,
     ) -> Result<(), ArbiterError> {
-        self.used.fill(!full);
+        self.t.used.fill(!full);
         let n = pairs.len();
         let mut k = if crowded {
             self.greedy::<true, F>(pairs, out, 0, rack)
@@ -102,7 +110,7 @@ impl GreedyEngine {
                 return Ok(());
             }
             // The first conflict: record who holds each colour so far.
-            let partner: &mut [u32; 2 * SIDE] = &mut self.partner;
+            let partner: &mut [u32; 2 * SIDE] = &mut self.t.partner;
             for (i, (&(s, d), &c)) in pairs[..k].iter().zip(&out[..k]).enumerate() {
                 let (u, v, c) = (rack(s) & (R - 1), rack(d) & (R - 1), c as usize);
                 partner[up_entry(u, c)] = i as u32;
@@ -114,10 +122,10 @@ impl GreedyEngine {
             let (s, d) = pairs[k];
             let (u, v) = (rack(s) & (R - 1), rack(d) & (R - 1));
             let c = self.swap(pairs, out, u, v, full, rack)?;
-            self.used[u] |= 1 << c;
-            self.used[DOWN + v] |= 1 << c;
-            self.partner[up_entry(u, c)] = k as u32;
-            self.partner[down_entry(v, c)] = k as u32;
+            self.t.used[u] |= 1 << c;
+            self.t.used[DOWN + v] |= 1 << c;
+            self.t.partner[up_entry(u, c)] = k as u32;
+            self.t.partner[down_entry(v, c)] = k as u32;
             out[k] = c as u8;
             k = self.greedy::<true, F>(pairs, out, k + 1, rack);
         }
@@ -136,8 +144,7 @@ impl GreedyEngine {
         rack: F,
     ) -> usize {
         let n = pairs.len().min(out.len());
-        let used: &mut [u64; 2 * R] = &mut self.used;
-        let partner: &mut [u32; 2 * SIDE] = &mut self.partner;
+        let Tables { used, partner } = &mut *self.t;
         // The current source rack's uplink mask, kept in a register.
         let (mut cu, mut cm) = (0, used[0]);
         let mut stop = n;
@@ -193,7 +200,7 @@ impl GreedyEngine {
         full: u64,
         rack: F,
     ) -> Result<usize, ArbiterError> {
-        let (free_u, free_v) = (!self.used[u], !self.used[DOWN + v]);
+        let (free_u, free_v) = (!self.t.used[u], !self.t.used[DOWN + v]);
         if free_u == 0 || free_v == 0 {
             return Err(ArbiterError::TooFewColours {
                 degree: full.count_ones() as usize + 1,
@@ -229,8 +236,7 @@ impl GreedyEngine {
         free_v: u64,
         rack: F,
     ) -> Option<usize> {
-        let used: &mut [u64; 2 * R] = &mut self.used;
-        let partner: &mut [u32; 2 * SIDE] = &mut self.partner;
+        let Tables { used, partner } = &mut *self.t;
         let mut fa = free_u;
         while fa != 0 {
             let a = fa.trailing_zeros() as usize;
@@ -281,8 +287,7 @@ impl GreedyEngine {
         b: usize,
         rack: F,
     ) -> usize {
-        let used: &mut [u64; 2 * R] = &mut self.used;
-        let partner: &mut [u32; 2 * SIDE] = &mut self.partner;
+        let Tables { used, partner } = &mut *self.t;
         let ab = (1u64 << a) | (1u64 << b);
         // v trades a for b; interior racks keep both; the last one trades.
         used[DOWN + v] ^= ab;
