@@ -71,6 +71,21 @@ struct Tables {
     partner: [u32; 2 * SIDE],
 }
 
+impl Tables {
+    /// Move pair `e`, from source rack `src` to destination rack `dst`, to
+    /// colour `to` (the other colour of `ab`, which it holds now): both
+    /// racks trade one colour of `ab` for the other.
+    fn move_pair(&mut self, out: &mut [u8], e: usize, src: usize, dst: usize, ab: u64, to: usize) {
+        self.used[src] ^= ab;
+        self.used[DOWN + dst] ^= ab;
+        self.partner[up_entry(src, to)] = e as u32;
+        self.partner[down_entry(dst, to)] = e as u32;
+        if let Some(o) = out.get_mut(e) {
+            *o = to as u8;
+        }
+    }
+}
+
 impl std::fmt::Debug for GreedyEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GreedyEngine").finish_non_exhaustive()
@@ -236,7 +251,7 @@ impl GreedyEngine {
         free_v: u64,
         rack: F,
     ) -> Option<usize> {
-        let Tables { used, partner } = &mut *self.t;
+        let t = &mut *self.t;
         let mut fa = free_u;
         while fa != 0 {
             let a = fa.trailing_zeros() as usize;
@@ -247,27 +262,19 @@ impl GreedyEngine {
                 fb &= fb - 1;
                 let ab = (1u64 << a) | (1u64 << b);
                 // v's a-pair e, from source rack y.
-                let e = partner[down_entry(v, a)] as usize;
+                let e = t.partner[down_entry(v, a)] as usize;
                 let (&(s, _), o) = pairs.get(e).zip(out.get(e))?;
                 let y = rack(s) & (R - 1);
-                if used[y] >> b & 1 == 0 && *o as usize == a {
-                    used[y] ^= ab;
-                    used[DOWN + v] ^= ab;
-                    partner[up_entry(y, b)] = e as u32;
-                    partner[down_entry(v, b)] = e as u32;
-                    out[e] = b as u8;
+                if t.used[y] >> b & 1 == 0 && *o as usize == a {
+                    t.move_pair(out, e, y, v, ab, b);
                     return Some(a);
                 }
                 // u's b-pair e, to destination rack w.
-                let e = partner[up_entry(u, b)] as usize;
+                let e = t.partner[up_entry(u, b)] as usize;
                 let (&(_, d), o) = pairs.get(e).zip(out.get(e))?;
                 let w = rack(d) & (R - 1);
-                if used[DOWN + w] >> a & 1 == 0 && *o as usize == b {
-                    used[u] ^= ab;
-                    used[DOWN + w] ^= ab;
-                    partner[up_entry(u, a)] = e as u32;
-                    partner[down_entry(w, a)] = e as u32;
-                    out[e] = a as u8;
+                if t.used[DOWN + w] >> a & 1 == 0 && *o as usize == b {
+                    t.move_pair(out, e, u, w, ab, a);
                     return Some(b);
                 }
             }
