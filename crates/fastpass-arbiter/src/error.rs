@@ -31,17 +31,19 @@ pub enum ArbiterError {
     /// Path selection: a host id is out of range of the topology.
     #[error("host {host} is out of range ({hosts} hosts)")]
     HostOutOfRange { host: u32, hosts: usize },
-    /// Path selection: a rack has more packets in the slot than there are
-    /// colours (core switches), so some link would carry two.
-    #[error("a rack has {degree} packets in one slot but there are only {colours} core switches")]
+    /// Path selection: a rack has more packets in the slot than its core
+    /// links carry (core switches × packets per link), so some link would
+    /// be over capacity.
+    #[error("a rack has {degree} packets in one slot but its core links carry only {colours}")]
     TooFewColours { degree: usize, colours: usize },
-    /// Path selection: the topology is empty or has more cores than the
-    /// bitmask engine supports.
-    #[error("bad topology: {racks} racks x {hosts_per_rack} hosts, {cores} cores (need >= 1 of each, cores <= 64)")]
+    /// Path selection: the topology is empty or its core links carry more
+    /// packets per slot than the bitmask engine supports.
+    #[error("bad topology: {racks} racks x {hosts_per_rack} hosts, {cores} cores of {capacity} packets per slot (need >= 1 of each, cores x capacity <= 64)")]
     BadTopology {
         racks: usize,
         hosts_per_rack: u32,
         cores: usize,
+        capacity: usize,
     },
     /// A pipeline worker thread died (a bug); the pipeline cannot be used.
     #[error("a pipeline worker thread stopped unexpectedly")]

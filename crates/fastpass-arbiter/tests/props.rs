@@ -317,3 +317,62 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Rack–core links that carry several packets per slot (Fastpass's own
+    /// 4 paths of 8): on any thinned permutation with enough room in all
+    /// (cores × capacity ≥ hosts per rack, down to exactly that), every
+    /// cross-rack pair gets a core below the core count, no rack's link to
+    /// a core carries more than its capacity, pairs inside a rack get none,
+    /// and the answer does not depend on what the selector did before.
+    #[test]
+    fn links_never_carry_more_than_their_capacity(
+        racks in 1usize..=12,
+        hosts_per_rack in 1u32..=16,
+        cores in 1usize..=6,
+        extra in 0usize..2,
+        seed in any::<u64>(),
+        keep in prop_oneof![Just(100u64), 50u64..=100],
+    ) {
+        let capacity = (hosts_per_rack as usize).div_ceil(cores) + extra;
+        prop_assume!(cores * capacity <= 64);
+        let n = racks as u32 * hosts_per_rack;
+        let mut x = seed;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut perm: Vec<u32> = (0..n).collect();
+        for i in (1..n as usize).rev() {
+            perm.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let pairs: Vec<(u32, u32)> = (0..n)
+            .zip(perm)
+            .filter(|&(s, d)| s != d)
+            .filter(|_| next() % 100 < keep)
+            .collect();
+        let mut sel = PathSelector::with_link_capacity(racks, hosts_per_rack, cores, capacity).unwrap();
+        let mut out = Vec::new();
+        sel.select_cores(&pairs, &mut out).unwrap();
+        prop_assert_eq!(out.len(), pairs.len());
+        let mut load: BTreeMap<(bool, u32, u8), usize> = BTreeMap::new();
+        for (&(s, d), &c) in pairs.iter().zip(&out) {
+            let (rs, rd) = (s / hosts_per_rack, d / hosts_per_rack);
+            if rs == rd {
+                prop_assert_eq!(c, NO_CORE);
+            } else {
+                prop_assert!((c as usize) < cores);
+                *load.entry((true, rs, c)).or_default() += 1;
+                *load.entry((false, rd, c)).or_default() += 1;
+            }
+        }
+        prop_assert!(load.values().all(|&k| k <= capacity), "over capacity: {:?}", load);
+        // After another slot, the same pairs get the same cores.
+        let other: Vec<(u32, u32)> = pairs.iter().map(|&(s, d)| (d, s)).collect();
+        let mut scratch = Vec::new();
+        sel.select_cores(&other, &mut scratch).unwrap();
+        let mut again = Vec::new();
+        sel.select_cores(&pairs, &mut again).unwrap();
+        prop_assert_eq!(again, out);
+    }
+}

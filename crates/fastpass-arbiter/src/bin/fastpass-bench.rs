@@ -3,7 +3,8 @@
 //! allocation calls; also per second of total wall time, the demand top-up
 //! between batches included) under saturated random demand, against worker
 //! count and endpoint count; and path-selection time per timeslot for 16
-//! racks × 32 hosts with 32 core switches (each engine, each API).
+//! racks × 32 hosts with 32 core switches (each engine, each API) and with
+//! Fastpass's own 4 core switches of 8 packets per link (`lanes-4x8`).
 //!
 //! ```text
 //! fastpass-bench [SECONDS] [--workers 1,2] [--endpoints 256,512,1024] [--seconds 2]
@@ -278,12 +279,16 @@ fn paths(a: &Args) {
     );
     // The engine for more than 64 racks, on the same hosts, for comparison
     // (it is what every fabric used before the greedy engine).
+    // Fastpass's own arbiter: 4 paths (core switches), each rack link
+    // carrying a quarter of the rack's hosts per slot.
+    let paper = PathSelector::with_link_capacity(racks, hosts, 4, hosts as usize / 4);
     let engines = [
         ("greedy", PathSelector::new(racks, hosts, hosts as usize)),
         (
             "pair-masks",
             PathSelector::new(GREEDY_MAX_RACKS + 1, hosts, hosts as usize),
         ),
+        ("lanes-4x8", paper),
     ];
     let mut rows = Vec::new();
     for (engine, sel) in engines {
@@ -314,11 +319,15 @@ fn paths(a: &Args) {
         println!("{r}");
     }
     // Against utilisation, as the paper's path-selection benchmark: each
-    // pair of the full permutations kept with probability `u`.
+    // pair of the full permutations kept with probability `u`; both fabrics.
     println!();
-    println!("| utilisation | pairs/slot | mean | p50 | p99 |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| utilisation | pairs/slot | 32 cores: mean | p50 | p99 | 4 cores × 8: mean | p50 | p99 |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let mut sel = PathSelector::new(racks, hosts, hosts as usize).expect("topology");
+    let mut paper =
+        PathSelector::with_link_capacity(racks, hosts, 4, hosts as usize / 4).expect("topology");
     for u in [0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99, 1.0] {
         let keep = (u * (1u64 << 32) as f64) as u64;
         let thinned: Vec<Vec<(u32, u32)>> = full
@@ -331,13 +340,17 @@ fn paths(a: &Args) {
             })
             .collect();
         let pairs = thinned.iter().map(|s| s.len()).sum::<usize>() as f64 / thinned.len() as f64;
-        let (mean, _, p50, p99, _) = time_paths(&mut sel, &thinned, secs / 2.0, false);
-        println!(
-            "| {u} | {pairs:.0} | {:.2} µs | {:.2} µs | {:.2} µs |",
-            mean / 1e3,
-            p50 as f64 / 1e3,
-            p99 as f64 / 1e3
-        );
+        let mut row = format!("| {u} | {pairs:.0} |");
+        for sel in [&mut sel, &mut paper] {
+            let (mean, _, p50, p99, _) = time_paths(sel, &thinned, secs / 4.0, false);
+            row += &format!(
+                " {:.2} µs | {:.2} µs | {:.2} µs |",
+                mean / 1e3,
+                p50 as f64 / 1e3,
+                p99 as f64 / 1e3
+            );
+        }
+        println!("{row}");
     }
 }
 
