@@ -6,6 +6,26 @@ use fastpass_arbiter::{
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A 64-bit linear congruential generator's high bits, from `seed`.
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x >> 33
+    }
+}
+
+/// 0..n shuffled (Fisher–Yates) with `next`.
+fn shuffled(n: u32, next: &mut impl FnMut() -> u64) -> Vec<u32> {
+    let mut perm: Vec<u32> = (0..n).collect();
+    for i in (1..n as usize).rev() {
+        perm.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    perm
+}
+
 fn orders() -> impl Strategy<Value = Order> {
     prop_oneof![
         Just(Order::LeastRecentlyAllocated),
@@ -255,15 +275,8 @@ proptest! {
         keep in 75u64..=100,
     ) {
         let n = racks as u32 * hosts_per_rack;
-        let mut x = seed;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
-        let mut perm: Vec<u32> = (0..n).collect();
-        for i in (1..n as usize).rev() {
-            perm.swap(i, (next() % (i as u64 + 1)) as usize);
-        }
+        let mut next = lcg(seed);
+        let perm = shuffled(n, &mut next);
         // Mostly full (partner table kept from the start), sometimes thinned
         // to 75 % or more of the hosts (table built at the first conflict).
         let pairs: Vec<(u32, u32)> =
@@ -337,15 +350,8 @@ proptest! {
         let capacity = (hosts_per_rack as usize).div_ceil(cores) + extra;
         prop_assume!(cores * capacity <= 64);
         let n = racks as u32 * hosts_per_rack;
-        let mut x = seed;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
-        let mut perm: Vec<u32> = (0..n).collect();
-        for i in (1..n as usize).rev() {
-            perm.swap(i, (next() % (i as u64 + 1)) as usize);
-        }
+        let mut next = lcg(seed);
+        let perm = shuffled(n, &mut next);
         let pairs: Vec<(u32, u32)> = (0..n)
             .zip(perm)
             .filter(|&(s, d)| s != d)
