@@ -64,7 +64,7 @@ pub struct PathSelector {
     /// log2(hosts_per_rack) when it is a power of two (a shift, not a
     /// division, per packet).
     shift: Option<u32>,
-    /// One bit per core switch.
+    /// One bit per colour: per core switch, times the packets a link carries.
     full: u64,
     engine: Engine,
     /// For links carrying more than one packet per slot: the first try on
