@@ -364,21 +364,7 @@ mod tests {
     /// Checks that no (rack, core) uplink or downlink is used twice and
     /// that exactly the cross-rack pairs get a core.
     fn assert_routable(pairs: &[(u32, u32)], cores: &[u8], hpr: u32, n_cores: u8) {
-        let mut up = std::collections::BTreeSet::new();
-        let mut down = std::collections::BTreeSet::new();
-        for (&(s, d), &c) in pairs.iter().zip(cores) {
-            if s / hpr == d / hpr {
-                assert_eq!(c, NO_CORE);
-            } else {
-                assert!(c < n_cores);
-                assert!(up.insert((s / hpr, c)), "uplink ({}, {c}) reused", s / hpr);
-                assert!(
-                    down.insert((d / hpr, c)),
-                    "downlink ({}, {c}) reused",
-                    d / hpr
-                );
-            }
-        }
+        assert_within_capacity(pairs, cores, hpr, n_cores, 1);
     }
 
     /// Colours `pairs` of racks of 2 hosts with 2 cores, both with every
