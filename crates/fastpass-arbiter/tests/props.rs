@@ -26,6 +26,35 @@ fn shuffled(n: u32, next: &mut impl FnMut() -> u64) -> Vec<u32> {
     perm
 }
 
+/// Checks a selector's answer: pairs inside a rack get `NO_CORE`, every
+/// other pair a core below `cores`, and no rack's uplink or downlink to a
+/// core carries more than `capacity` pairs.
+fn check_within_capacity(
+    pairs: &[(u32, u32)],
+    out: &[u8],
+    hosts_per_rack: u32,
+    cores: usize,
+    capacity: usize,
+) -> Result<(), TestCaseError> {
+    let mut load: BTreeMap<(bool, u32, u8), usize> = BTreeMap::new();
+    for (&(s, d), &c) in pairs.iter().zip(out) {
+        let (rs, rd) = (s / hosts_per_rack, d / hosts_per_rack);
+        if rs == rd {
+            prop_assert_eq!(c, NO_CORE);
+        } else {
+            prop_assert!((c as usize) < cores);
+            *load.entry((true, rs, c)).or_default() += 1;
+            *load.entry((false, rd, c)).or_default() += 1;
+        }
+    }
+    prop_assert!(
+        load.values().all(|&k| k <= capacity),
+        "over capacity: {:?}",
+        load
+    );
+    Ok(())
+}
+
 fn orders() -> impl Strategy<Value = Order> {
     prop_oneof![
         Just(Order::LeastRecentlyAllocated),
@@ -285,17 +314,7 @@ proptest! {
         let mut cores = Vec::new();
         sel.select_cores(&pairs, &mut cores).unwrap();
         prop_assert_eq!(cores.len(), pairs.len());
-        let mut used = BTreeSet::new();
-        for (&(s, d), &c) in pairs.iter().zip(&cores) {
-            let (rs, rd) = (s / hosts_per_rack, d / hosts_per_rack);
-            if rs == rd {
-                prop_assert_eq!(c, NO_CORE);
-            } else {
-                prop_assert!((c as u32) < hosts_per_rack);
-                prop_assert!(used.insert(("up", rs, c)), "uplink reused");
-                prop_assert!(used.insert(("down", rd, c)), "downlink reused");
-            }
-        }
+        check_within_capacity(&pairs, &cores, hosts_per_rack, hosts_per_rack as usize, 1)?;
         let mut opts = Vec::new();
         sel.select(&pairs, &mut opts).unwrap();
         let expect: Vec<Option<u32>> =
@@ -361,18 +380,7 @@ proptest! {
         let mut out = Vec::new();
         sel.select_cores(&pairs, &mut out).unwrap();
         prop_assert_eq!(out.len(), pairs.len());
-        let mut load: BTreeMap<(bool, u32, u8), usize> = BTreeMap::new();
-        for (&(s, d), &c) in pairs.iter().zip(&out) {
-            let (rs, rd) = (s / hosts_per_rack, d / hosts_per_rack);
-            if rs == rd {
-                prop_assert_eq!(c, NO_CORE);
-            } else {
-                prop_assert!((c as usize) < cores);
-                *load.entry((true, rs, c)).or_default() += 1;
-                *load.entry((false, rd, c)).or_default() += 1;
-            }
-        }
-        prop_assert!(load.values().all(|&k| k <= capacity), "over capacity: {:?}", load);
+        check_within_capacity(&pairs, &out, hosts_per_rack, cores, capacity)?;
         // After another slot, the same pairs get the same cores.
         let other: Vec<(u32, u32)> = pairs.iter().map(|&(s, d)| (d, s)).collect();
         let mut scratch = Vec::new();
