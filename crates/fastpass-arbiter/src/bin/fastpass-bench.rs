@@ -254,6 +254,21 @@ fn paths(a: &Args) {
             (0..n as u32).zip(p).filter(|(s, d)| s != d).collect()
         })
         .collect();
+    // (a') The same permutations in random order, as an allocator lists its
+    // grants (by priority, not by source): the room-balancing engine meets
+    // more stuck pairs when a rack's pairs do not come together.
+    // Its own generator, so the allocator's slots below stay as before.
+    let mut order_rng = Xoshiro256PlusPlus::seed_from_u64(a.seed ^ 0x5af);
+    let shuffled: Vec<Vec<(u32, u32)>> = full
+        .iter()
+        .map(|slot| {
+            let mut s = slot.clone();
+            for i in (1..s.len()).rev() {
+                s.swap(i, (order_rng.next_u64() % (i as u64 + 1)) as usize);
+            }
+            s
+        })
+        .collect();
     // (b) Slots as the allocator makes them from saturated random demand.
     let mut alloc = Allocator::new(n, Order::LeastRecentlyAllocated);
     for s in 0..n as u64 {
@@ -293,10 +308,18 @@ fn paths(a: &Args) {
     let mut rows = Vec::new();
     for (engine, sel) in engines {
         let mut sel = sel.expect("topology");
-        for (what, slots) in [("full permutation", &full), ("allocator slots", &made)] {
+        // (slots, whether every API of every engine is timed on them)
+        for (what, slots, all) in [
+            ("full permutation", &full, true),
+            ("full permutation, random order", &shuffled, false),
+            ("allocator slots", &made, true),
+        ] {
+            if !all && engine == "pair-masks" {
+                continue;
+            }
             let pairs = slots.iter().map(|s| s.len()).sum::<usize>() as f64 / slots.len() as f64;
             for (api, options) in [("select_cores", false), ("select", true)] {
-                if engine != "greedy" && options {
+                if options && (engine != "greedy" || !all) {
                     continue;
                 }
                 let (mean, sd, p50, p99, k) = time_paths(&mut sel, slots, secs, options);
