@@ -15,9 +15,11 @@
 //! clears the lowest set bit of that core's levels, at each end.
 //!
 //! Choosing the core with the most joint room keeps the cores balanced:
-//! on full 16 × 32 permutations with 4 cores of 8, a pair finds no core
-//! with room at both ends about 8 times per 100 slots (against 7 times per slot
-//! when taking the lowest core with room). Such a pair `u → v` is fixed by
+//! on full 16 × 32 permutations with 4 cores of 8 listed by source, a pair
+//! finds no core with room at both ends about 8 times per 100 slots
+//! (against 7 times per slot when taking the lowest core with room; about
+//! 40 times per 100 slots when the same pairs come in random order, as an
+//! allocator lists them). Such a pair `u → v` is fixed by
 //! moving one earlier pair: one into v on a core `c` that u still has room
 //! on moves to a core its source and v both have room on (or one out of u
 //! on a core v has room on moves likewise), which frees `c` for it. Only if
