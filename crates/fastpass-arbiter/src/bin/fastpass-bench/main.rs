@@ -4,7 +4,10 @@
 //! between batches included) under saturated random demand, against worker
 //! count and endpoint count; and path-selection time per timeslot for 16
 //! racks × 32 hosts with 32 core switches (each engine, each API) and with
-//! Fastpass's own 4 core switches of 8 packets per link (`lanes-4x8`).
+//! Fastpass's own 4 core switches of 8 packets per link (`lanes-4x8`):
+//! per call on fixed slot sets, and as the paper's own benchmark measures
+//! it (the allocator's slots under Poisson demand at each offered load,
+//! total time over slots; `paper_load.rs`).
 //!
 //! ```text
 //! fastpass-bench [SECONDS] [--workers 1,2] [--endpoints 256,512,1024] [--seconds 2]
@@ -24,6 +27,8 @@
 //! 1..=`--max-size` slots (default: the batch length), and a drained pair
 //! is replaced by a new one from the same source after each batch. Output:
 //! one line per configuration, then a markdown table.
+
+mod paper_load;
 
 use fastpass_arbiter::{Allocator, Order, PathSelector, Pipeline, GREEDY_MAX_RACKS};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
@@ -89,7 +94,7 @@ fn parse() -> Result<Args, String> {
             "--no-paths" => a.paths = false,
             "--paths-only" => a.alloc = false,
             "-h" | "--help" => {
-                return Err("see the header of src/bin/fastpass-bench.rs".into());
+                return Err("see the header of src/bin/fastpass-bench/main.rs".into());
             }
             // The first step's usage: `fastpass-bench SECONDS`.
             f if f.parse::<f64>().is_ok() => a.seconds = f.parse().unwrap_or(2.0),
@@ -374,6 +379,22 @@ fn paths(a: &Args) {
             );
         }
         println!("{row}");
+    }
+    // The paper's own method: the allocator's slots under Poisson demand at
+    // each offered load, path selection back to back, total time / slots.
+    println!();
+    println!("| offered load | hosts busy | pairs/slot | 32 cores: time per slot | 4 cores × 8: time per slot |");
+    println!("|---|---|---|---|---|");
+    let mut selectors = [sel, paper];
+    for offered in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99] {
+        let p = paper_load::run(&mut rng, n as u32, offered, 2048, 8192, &mut selectors);
+        println!(
+            "| {offered} | {:.2} | {:.0} | {:.2} µs | {:.2} µs |",
+            p.busy,
+            p.pairs,
+            p.ns_per_slot[0] / 1e3,
+            p.ns_per_slot[1] / 1e3
+        );
     }
 }
 
