@@ -390,7 +390,7 @@ fn paths(a: &Args) {
         let p = paper_load::run(&mut rng, n as u32, offered, 2048, 8192, &mut selectors);
         println!(
             "| {offered} | {:.2} | {:.0} | {:.2} µs | {:.2} µs |",
-            p.busy,
+            p.pairs / n as f64,
             p.pairs,
             p.ns_per_slot[0] / 1e3,
             p.ns_per_slot[1] / 1e3
