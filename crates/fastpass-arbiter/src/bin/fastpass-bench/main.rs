@@ -111,6 +111,13 @@ fn random_dst(rng: &mut Xoshiro256PlusPlus, s: u64, n: u64) -> u32 {
     ((s + 1 + rng.next_u64() % (n - 1)) % n) as u32
 }
 
+/// Put `items` in a uniformly random order (Fisher–Yates).
+fn shuffle<T>(rng: &mut Xoshiro256PlusPlus, items: &mut [T]) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+}
+
 struct Point {
     n: usize,
     workers: usize,
@@ -253,9 +260,7 @@ fn paths(a: &Args) {
     let full: Vec<Vec<(u32, u32)>> = (0..1000)
         .map(|_| {
             let mut p: Vec<u32> = (0..n as u32).collect();
-            for i in (1..n).rev() {
-                p.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
-            }
+            shuffle(&mut rng, &mut p);
             (0..n as u32).zip(p).filter(|(s, d)| s != d).collect()
         })
         .collect();
@@ -268,9 +273,7 @@ fn paths(a: &Args) {
         .iter()
         .map(|slot| {
             let mut s = slot.clone();
-            for i in (1..s.len()).rev() {
-                s.swap(i, (order_rng.next_u64() % (i as u64 + 1)) as usize);
-            }
+            shuffle(&mut order_rng, &mut s);
             s
         })
         .collect();

@@ -102,9 +102,9 @@ pub fn run(
             for turn in 0..k {
                 let i = (turn + (slot / BATCH as u64) as usize) % k;
                 let start = Instant::now();
-                for pairs in batch.iter() {
+                for slot_pairs in batch.iter() {
                     selectors[i]
-                        .select_cores(pairs, &mut cores)
+                        .select_cores(slot_pairs, &mut cores)
                         .expect("an admitted slot is routable");
                 }
                 spent[i] += start.elapsed();
