@@ -2,6 +2,7 @@
 
 mod common;
 mod fastpass;
+mod golden;
 mod ideal_fct;
 mod phost_paper;
 mod phost_pfabric;
