@@ -32,6 +32,7 @@ use crate::engine::RngStreams;
 use crate::error::{Error, Result};
 use crate::metrics::RunOutput;
 use crate::net::queue::QueueConfig;
+use crate::net::switch::Refusal;
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::net::{Forwarding, LoadBalancing, Network, NetworkParams};
 use crate::sim::{PacketFormat, Progress, RunLimits, Simulation, Transport};
@@ -79,7 +80,8 @@ pub struct NetworkConfig {
     /// `"store_and_forward"` (default) or `"cut_through"`.
     #[serde(default)]
     pub forwarding: Forwarding,
-    /// `"ecmp"` (default), `"spray"` or `"spray_round_robin"`.
+    /// `"ecmp"` (default), `"symmetric_ecmp"`, `"spray"`,
+    /// `"spray_round_robin"`, `"power_of_two"` or `"least_loaded"`.
     #[serde(default)]
     pub load_balancing: LoadBalancing,
     /// Payload bytes per full data packet.
@@ -103,6 +105,26 @@ pub struct NetworkConfig {
     /// Host NIC buffer, bytes (default: unlimited).
     #[serde(default)]
     pub host_buffer_bytes: Option<u64>,
+    /// Packets reaching a switch after this many links are dropped (a TTL;
+    /// default 64). Written to the resolved config only when not the default,
+    /// so that configs without it keep their hash.
+    #[serde(default = "d_hop_limit", skip_serializing_if = "is_default_hop_limit")]
+    pub hop_limit: u8,
+    /// What a switch does with a packet its queue refuses: `"drop"`
+    /// (default), `"notify_source"`, `"trim"` or `"deflect"`. Written to the
+    /// resolved config only when not the default.
+    #[serde(default, skip_serializing_if = "is_default_refusal")]
+    pub refusal: Refusal,
+}
+
+fn d_hop_limit() -> u8 {
+    NetworkParams::DEFAULT_HOP_LIMIT
+}
+fn is_default_hop_limit(h: &u8) -> bool {
+    *h == NetworkParams::DEFAULT_HOP_LIMIT
+}
+fn is_default_refusal(r: &Refusal) -> bool {
+    *r == Refusal::Drop
 }
 
 /// A switch's shared buffer: each port may use `alpha × free` bytes.
@@ -148,6 +170,8 @@ impl Default for NetworkConfig {
             shared_buffer: None,
             host_queue: d_host_queue(),
             host_buffer_bytes: None,
+            hop_limit: d_hop_limit(),
+            refusal: Refusal::Drop,
         }
     }
 }
@@ -255,6 +279,15 @@ impl Config {
                 "must hold at least one full packet",
             ));
         }
+        if n.hop_limit < 2 {
+            return Err(Error::config(
+                "network.hop_limit",
+                format!(
+                    "must be at least 2 (host, switch, host), got {}",
+                    n.hop_limit
+                ),
+            ));
+        }
         let shared = match &n.shared_buffer {
             Some(sb) => {
                 if sb.bytes == 0 {
@@ -293,6 +326,8 @@ impl Config {
             host_buffer: n.host_buffer_bytes.unwrap_or(u64::MAX),
             nic_pull: false,
             eager_fifo: true,
+            hop_limit: n.hop_limit,
+            refusal: n.refusal,
         };
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.

@@ -8,10 +8,20 @@
 //! results are per-flow records, queue samples and counters that
 //! [`output`] writes as Parquet and JSON.
 //!
+//! The layers, bottom up: `packet` knows nothing of the network, `net`
+//! nothing of the run loop, transports or configs (a test checks it), a
+//! transport only its [`transport::contract`]:
+//!
 //! - [`time`]: integer picosecond time and exact serialization delays.
 //! - [`engine`]: the event queue and named random streams.
-//! - [`net`]: packets, ports (output queue + link), switches, routing, topologies.
-//! - [`transport`]: host protocols (TCP NewReno, DCTCP, ...), one file each.
+//! - [`packet`]: the packet, ids and typed headers (wire types only).
+//! - [`net`]: ports (output queue + link), queue disciplines, the switch
+//!   stage (egress choice, refusal hook, hop limit), routing, topologies;
+//!   the network's own events.
+//! - [`transport`]: the transport contract ([`transport::contract`]:
+//!   `Transport`, `Ctx`) and the host protocols (TCP NewReno, DCTCP, ...),
+//!   one file each.
+//! - [`sim`]: the run loop.
 //! - [`workload`]: flow-size distributions and traffic patterns.
 //! - [`metrics`]: flow records, counters, ideal FCT and summaries.
 
@@ -21,6 +31,7 @@ pub mod error;
 pub mod metrics;
 pub mod net;
 pub mod output;
+pub mod packet;
 pub mod sim;
 pub mod time;
 pub mod transport;

@@ -1,5 +1,8 @@
 //! One simulation run: the network, the flows, a transport, and the event
-//! loop that ties them together.
+//! loop that ties them together. The loop's [`Event`] wraps the network's
+//! own events ([`NetEvent`]) beside transport timers and samples; the
+//! transport contract ([`Transport`], [`Ctx`]) lives in
+//! [`crate::transport::contract`] and is re-exported here.
 //!
 //! The loop takes the earlier of the next pending event and the next flow
 //! start (flows are kept sorted by start time, so starts never sit in the
@@ -9,18 +12,18 @@
 use crate::engine::EventQueue;
 use crate::metrics::ideal::{ideal_fct, Hop};
 use crate::metrics::{FlowResult, QueueSample, RunOutput};
-use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind, PortId};
-use crate::net::Network;
-use crate::time::{Duration, Rate, Time};
+use crate::net::{NetEvent, Network};
+use crate::packet::{flags, FlowId, NodeId};
+use crate::time::{Duration, Time};
 use crate::workload::{FlowSpec, Workload};
+
+pub use crate::transport::contract::{Ctx, FlowProgress, PacketFormat, Transport};
 
 /// Everything that can happen. Small and `Copy`: ids only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A port finished a transmission and has more packets queued.
-    TxDone(PortId),
-    /// The head packet on a port's link reached the far end.
-    Arrive(PortId),
+    /// Something inside the network (a link delivers, a port frees up).
+    Net(NetEvent),
     /// A transport timer. `id` and `kind` are the transport's own.
     Timer {
         /// Transport-defined target (usually a flow id).
@@ -28,162 +31,14 @@ pub enum Event {
         /// Transport-defined timer kind.
         kind: u8,
     },
-    /// A host NIC finished sending and has nothing queued (only when the
-    /// transport asked for NIC pulls).
-    NicIdle(NodeId),
     /// Take a queue sample.
     Sample,
 }
 
-/// A host protocol. One value per run holds the protocol state of every
-/// host and flow. Implementations live in [`crate::transport`].
-pub trait Transport {
-    /// Protocol name, as in configs and result tables.
-    fn name(&self) -> &'static str;
-    /// A flow starts now at its source host.
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);
-    /// A packet reached its destination host `pkt.dst`.
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet);
-    /// A timer set with [`Ctx::set_timer`] fired.
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8);
-    /// Whether to call [`Transport::on_nic_idle`] (default: no).
-    fn wants_nic_pull(&self) -> bool {
-        false
-    }
-    /// `host`'s NIC has nothing left to send: the transport may send now.
-    fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: NodeId) {}
-}
-
-/// Per-flow progress kept by the simulation.
-#[derive(Clone, Debug, Default)]
-pub struct FlowProgress {
-    /// In-order payload bytes the receiver holds.
-    pub bytes_received: u64,
-    /// When the last byte arrived.
-    pub finish: Option<Time>,
-    /// Data packets retransmitted.
-    pub retransmits: u32,
-}
-
-/// Segment sizes and header overhead of every transport in a run.
-#[derive(Clone, Copy, Debug)]
-pub struct PacketFormat {
-    /// Payload bytes per full data packet.
-    pub mss: u32,
-    /// Header bytes on every packet.
-    pub header: u32,
-}
-
-/// What a transport may do: send, set timers, read flows, report progress.
-pub struct Ctx<'a> {
-    now: Time,
-    net: &'a mut Network,
-    events: &'a mut EventQueue<Event>,
-    flows: &'a [FlowSpec],
-    progress: &'a mut [FlowProgress],
-    finished: &'a mut usize,
-    format: PacketFormat,
-}
-
-impl Ctx<'_> {
-    /// Current time.
+impl From<NetEvent> for Event {
     #[inline]
-    pub fn now(&self) -> Time {
-        self.now
-    }
-    /// Hand a packet to its source host's NIC.
-    #[inline]
-    pub fn send(&mut self, pkt: Packet) {
-        self.net.send(pkt, self.now, self.events);
-    }
-    /// Fire `on_timer(id, kind)` at `at`. Timers cannot be cancelled:
-    /// transports keep one pending per purpose and ignore stale ones.
-    #[inline]
-    pub fn set_timer(&mut self, at: Time, id: u32, kind: u8) {
-        self.events.schedule(at, Event::Timer { id, kind });
-    }
-    /// The flow's spec.
-    #[inline]
-    pub fn flow(&self, f: FlowId) -> &FlowSpec {
-        &self.flows[f.idx()]
-    }
-    /// Number of flows in the run.
-    pub fn n_flows(&self) -> usize {
-        self.flows.len()
-    }
-    /// The receiver of `f` now holds `bytes` in-order payload bytes. When
-    /// that reaches the flow size the flow is finished.
-    #[inline]
-    pub fn set_received(&mut self, f: FlowId, bytes: u64) {
-        let p = &mut self.progress[f.idx()];
-        p.bytes_received = bytes;
-        if p.finish.is_none() && bytes >= self.flows[f.idx()].size {
-            p.finish = Some(self.now);
-            *self.finished += 1;
-        }
-    }
-    /// Whether the receiver of `f` has every byte.
-    #[inline]
-    pub fn is_finished(&self, f: FlowId) -> bool {
-        self.progress[f.idx()].finish.is_some()
-    }
-    /// Count one retransmitted data packet of `f`.
-    #[inline]
-    pub fn count_retransmit(&mut self, f: FlowId) {
-        self.progress[f.idx()].retransmits += 1;
-    }
-    /// A data packet of flow `f` carrying payload from byte `first`: at most
-    /// one MSS and `max_len` bytes, class 1, timestamped now. The caller sets
-    /// protocol fields (priority, flags) before sending it.
-    pub fn data_packet(&self, f: FlowId, first: u64, max_len: u64, header: Header) -> Packet {
-        let spec = &self.flows[f.idx()];
-        let len = (spec.size - first).min(self.format.mss as u64).min(max_len) as u32;
-        let mut p = Packet::new(
-            f,
-            spec.src,
-            spec.dst,
-            len + self.format.header,
-            PacketKind::Data,
-            header,
-        );
-        p.payload = len;
-        p.class = 1;
-        p.sent_at = self.now;
-        p
-    }
-
-    /// Whether `host`'s NIC is idle with nothing queued.
-    #[inline]
-    pub fn nic_idle(&self, host: NodeId) -> bool {
-        self.net.nic_idle(host, self.now)
-    }
-    /// Access-link rate of a host.
-    pub fn host_rate(&self, host: NodeId) -> Rate {
-        self.net.host_rate(host)
-    }
-    /// Packet sizes of the run.
-    #[inline]
-    pub fn format(&self) -> PacketFormat {
-        self.format
-    }
-    /// Number of hosts in the network (`NodeId(0)..NodeId(n)`).
-    pub fn n_hosts(&self) -> u32 {
-        self.net.n_hosts()
-    }
-    /// The switch a host's access link leads to (its rack). For centralised
-    /// schedulers (Fastpass's arbiter) that must know the topology.
-    pub fn attached_switch(&self, host: NodeId) -> NodeId {
-        self.net.ports[self.net.nic(host).idx()].peer
-    }
-    /// Equal-cost egress ports at `node` towards host `dst`, with their
-    /// rates: a source-routed packet's `path` indexes this list.
-    pub fn next_hop_rates(&self, node: NodeId, dst: NodeId) -> Vec<Rate> {
-        self.net
-            .routing
-            .next_hops(node, dst)
-            .iter()
-            .map(|p| self.net.ports[p.idx()].rate)
-            .collect()
+    fn from(e: NetEvent) -> Self {
+        Event::Net(e)
     }
 }
 
@@ -383,16 +238,20 @@ impl<T: Transport> Simulation<T> {
                 unreachable!()
             };
             match ev {
-                Event::Arrive(p) => {
+                Event::Net(NetEvent::Arrive(p)) => {
                     if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {
-                        self.with_ctx(now, |t, ctx| t.on_packet(ctx, pkt));
+                        if pkt.has(flags::NOTICE) {
+                            self.with_ctx(now, |t, ctx| t.on_notice(ctx, pkt));
+                        } else {
+                            self.with_ctx(now, |t, ctx| t.on_packet(ctx, pkt));
+                        }
                     }
                 }
-                Event::TxDone(p) => self.net.on_tx_done(p, now, &mut self.events),
+                Event::Net(NetEvent::TxDone(p)) => self.net.on_tx_done(p, now, &mut self.events),
                 Event::Timer { id, kind } => {
                     self.with_ctx(now, |t, ctx| t.on_timer(ctx, id, kind));
                 }
-                Event::NicIdle(host) => {
+                Event::Net(NetEvent::NicIdle(host)) => {
                     self.with_ctx(now, |t, ctx| t.on_nic_idle(ctx, host));
                 }
                 Event::Sample => {
@@ -412,15 +271,15 @@ impl<T: Transport> Simulation<T> {
     /// Call into the transport with a context at time `now`.
     #[inline]
     fn with_ctx(&mut self, now: Time, f: impl FnOnce(&mut T, &mut Ctx)) {
-        let mut ctx = Ctx {
+        let mut ctx = Ctx::new(
             now,
-            net: &mut self.net,
-            events: &mut self.events,
-            flows: &self.flows,
-            progress: &mut self.progress,
-            finished: &mut self.finished,
-            format: self.format,
-        };
+            &mut self.net,
+            &mut self.events,
+            &self.flows,
+            &mut self.progress,
+            &mut self.finished,
+            self.format,
+        );
         f(&mut self.transport, &mut ctx);
     }
 

@@ -71,11 +71,7 @@ fn configs() -> Vec<String> {
 fn shrink(cfg: &mut Config) {
     for w in &mut cfg.workload {
         match w {
-            WorkloadConfig::Poisson { flows, .. } => {
-                if let Some(f) = flows {
-                    *f = (*f).min(MAX_FLOWS);
-                }
-            }
+            WorkloadConfig::Poisson { flows: Some(f), .. } => *f = (*f).min(MAX_FLOWS),
             WorkloadConfig::Incast { queries, .. } => *queries = (*queries).min(MAX_QUERIES),
             _ => {}
         }

@@ -6,5 +6,6 @@ mod golden;
 mod ideal_fct;
 mod phost_paper;
 mod phost_pfabric;
+mod switch_stage;
 mod switching;
 mod tcp_dumbbell;

@@ -4,7 +4,7 @@
 pub mod ideal;
 pub mod summary;
 
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::{Duration, Time};
 
 /// The outcome of one flow.
@@ -62,7 +62,8 @@ pub struct QueueSample {
 }
 
 /// Packet counters for the whole network, checked by the conservation
-/// invariant: `sent = delivered + dropped + in_flight`, per packet kind.
+/// invariant: `sent + made = delivered + dropped + in_flight`, per packet
+/// kind (`made`: packets switches create, such as notices to a source).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counters {
     /// Packets handed to a host NIC by a transport, per kind (data, control).
@@ -77,6 +78,13 @@ pub struct Counters {
     pub ecn_marked: u64,
     /// Packet-hops: a packet crossing one link counts one.
     pub packet_hops: u64,
+    /// Packets made by switches (notices to sources), per kind.
+    pub made: [u64; 2],
+    /// Packets a switch sent out of another port than the one that refused
+    /// them (each deflection counts once; the packet travels on).
+    pub deflected: u64,
+    /// Data packets a switch cut to their headers (the header travels on).
+    pub trimmed: u64,
 }
 
 impl Counters {
@@ -86,8 +94,10 @@ impl Counters {
     }
     /// Whether every packet is accounted for.
     pub fn conserved(&self) -> bool {
-        (0..2)
-            .all(|k| self.sent[k] == self.delivered[k] + self.dropped_total(k) + self.in_flight[k])
+        (0..2).all(|k| {
+            self.sent[k] + self.made[k]
+                == self.delivered[k] + self.dropped_total(k) + self.in_flight[k]
+        })
     }
 }
 
@@ -103,17 +113,20 @@ pub enum DropReason {
     Aqm = 2,
     /// A protocol rule dropped it (e.g. an expired token or a selective drop).
     Protocol = 3,
+    /// It reached a switch having crossed the network's hop limit (a TTL).
+    HopLimit = 4,
 }
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 5;
     /// All reasons, in index order.
-    pub const ALL: [DropReason; 4] = [
+    pub const ALL: [DropReason; 5] = [
         DropReason::BufferFull,
         DropReason::Evicted,
         DropReason::Aqm,
         DropReason::Protocol,
+        DropReason::HopLimit,
     ];
     /// Name used in summaries.
     pub fn name(self) -> &'static str {
@@ -122,6 +135,7 @@ impl DropReason {
             DropReason::Evicted => "evicted",
             DropReason::Aqm => "aqm",
             DropReason::Protocol => "protocol",
+            DropReason::HopLimit => "hop_limit",
         }
     }
 }

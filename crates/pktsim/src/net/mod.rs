@@ -1,4 +1,16 @@
-//! The network: packets, ports, switches, routing and topology builders.
+//! The network: ports, links, queues, the switch stage, routing and
+//! topology builders. It sits on the packet layer ([`crate::packet`]) and
+//! the engine's event queue, and knows nothing of the run loop, transports
+//! or configs: it schedules its own [`NetEvent`]s into whatever event type
+//! the loop uses (anything `From<NetEvent>`).
+//!
+//! - [`network`]: the state and the per-packet hot path.
+//! - [`port`]: an output queue, its transmitter and its link.
+//! - [`queue`]: queue disciplines, one file each, and the rate limit.
+//! - [`eager_fifo`]: FIFO ports that schedule departures at enqueue time.
+//! - [`switch`]: egress choice and the refusal hook (drop, notify, deflect,
+//!   trim), and the hop limit.
+//! - [`routing`], [`topology`]: equal-cost shortest paths; topology builders.
 //!
 //! A [`port::Port`] is an output queue plus the link it feeds. A link keeps
 //! its packets in flight in a FIFO and has at most one pending event (for the
@@ -14,12 +26,17 @@
 //! whole packets.
 
 pub mod eager_fifo;
+pub mod event;
 pub mod network;
-pub mod packet;
 pub mod port;
 pub mod queue;
 pub mod routing;
+pub mod switch;
 pub mod topology;
 
-pub use network::{Forwarding, LoadBalancing, Network, NetworkParams};
+/// The packet layer, re-exported where it used to live.
+pub use crate::packet;
+pub use event::NetEvent;
+pub use network::{Forwarding, Network, NetworkParams};
 pub use packet::{FlowId, Header, NodeId, Packet, PacketKind, PortId};
+pub use switch::{LoadBalancing, Refusal};

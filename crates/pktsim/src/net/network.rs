@@ -1,15 +1,23 @@
 //! The network state and the per-packet hot path: enqueue at a port, start
-//! transmissions, carry packets over links, forward at switches.
+//! transmissions, carry packets over links, forward at switches (through the
+//! switch stage, [`crate::net::switch`]).
+//!
+//! The network schedules its own events ([`NetEvent`]) into the run loop's
+//! queue, whatever the loop's event type is, so it depends on the engine's
+//! queue but on nothing above itself.
 
-use crate::engine::{EventQueue, Rng, RngStreams};
+use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
 use crate::metrics::{Counters, DropReason, QueueSample};
-use crate::net::packet::{flags, NodeId, Packet, PortId};
+use crate::net::event::NetEvent;
 use crate::net::port::{Port, PortStats};
-use crate::net::queue::{Discipline, Drops, QueueConfig};
+use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
 use crate::net::routing::Routing;
+use crate::net::switch::{
+    Egress, LoadBalancing, Refusal, RefusalHook, Refused, SwitchView, Verdict,
+};
 use crate::net::topology::TopologySpec;
-use crate::sim::Event;
+use crate::packet::{flags, NodeId, Packet, PacketKind, PortId};
 use crate::time::{Rate, Time};
 use std::collections::VecDeque;
 
@@ -22,19 +30,6 @@ pub enum Forwarding {
     StoreAndForward,
     /// A switch sees a packet once its header has arrived.
     CutThrough,
-}
-
-/// How a switch picks among equal-cost next hops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadBalancing {
-    /// Hash of the flow (and the packet's `path` entropy): one path per flow.
-    #[default]
-    Ecmp,
-    /// Per packet, uniformly at random.
-    Spray,
-    /// Per packet, round-robin per (switch, destination).
-    SprayRoundRobin,
 }
 
 /// Network parameters, validated.
@@ -63,7 +58,45 @@ pub struct NetworkParams {
     /// Schedule FIFO departures at enqueue time (see
     /// [`crate::net::eager_fifo`]); same results, fewer events. On by default.
     pub eager_fifo: bool,
+    /// A packet that reaches a switch having crossed this many links is
+    /// dropped ([`DropReason::HopLimit`]): a TTL that bounds the loops
+    /// deflection can make. Shortest paths never come near the default.
+    pub hop_limit: u8,
+    /// What switches do with a packet an output queue refuses.
+    pub refusal: Refusal,
 }
+
+impl NetworkParams {
+    /// The default hop limit (IPv4's customary initial TTL).
+    pub const DEFAULT_HOP_LIMIT: u8 = 64;
+}
+
+/// A second offer of a packet, after a refusal verdict: its refusal is
+/// final, and a trimmed header may use some room beyond the buffer limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Offer {
+    /// A refusal of this offer is not put to the hook again.
+    final_refusal: bool,
+    /// Bytes beyond the port's limit this packet may use.
+    extra_room: u64,
+}
+
+impl Offer {
+    /// A packet offered for the first time.
+    const FIRST: Offer = Offer {
+        final_refusal: false,
+        extra_room: 0,
+    };
+    /// A notice or a deflected packet: refused again, it is dropped.
+    const LAST: Offer = Offer {
+        final_refusal: true,
+        extra_room: 0,
+    };
+}
+
+/// Room for trimmed headers beyond a port's buffer limit, in headers: NDP
+/// queues headers apart from data, in a small queue of their own.
+const TRIM_HEADER_ROOM: u64 = 64;
 
 /// A switch's shared buffer with dynamic thresholds (Choudhury and Hahne):
 /// a port may hold up to `alpha × (total − used)` bytes.
@@ -118,8 +151,9 @@ pub struct Network {
     pub flow_drops: Vec<u32>,
     n_hosts: u32,
     params: NetworkParams,
-    spray_rng: Vec<Rng>,
-    rr: Vec<u32>,
+    egress: Egress,
+    /// The refusal hook; `None`: every refused packet is dropped.
+    hook: Option<Box<dyn RefusalHook>>,
     drops: Drops,
 }
 
@@ -218,10 +252,8 @@ impl Network {
             }
         }
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
-        let spray_rng = (0..n)
-            .map(|i| streams.stream("net.spray", i as u64))
-            .collect();
-        let rr = vec![0u32; routing.n_entries()];
+        let egress = Egress::new(params.load_balancing, n, routing.n_entries(), streams);
+        let hook = params.refusal.build(n, streams);
         Ok(Network {
             nodes,
             ports,
@@ -231,8 +263,8 @@ impl Network {
             flow_drops: Vec::new(),
             n_hosts: n_hosts as u32,
             params,
-            spray_rng,
-            rr,
+            egress,
+            hook,
             drops: Drops::with_capacity(16),
         })
     }
@@ -258,22 +290,189 @@ impl Network {
         self.ports[self.nic(host).idx()].rate
     }
 
+    /// Install a refusal hook (replacing the configured behaviour); `None`
+    /// restores plain drops. Call before the run starts.
+    pub fn set_refusal_hook(&mut self, hook: Option<Box<dyn RefusalHook>>) {
+        self.hook = hook;
+    }
+
     /// A transport hands `pkt` to its host's NIC.
     #[inline]
-    pub fn send(&mut self, pkt: Packet, now: Time, ev: &mut EventQueue<Event>) {
+    pub fn send<E: From<NetEvent>>(&mut self, pkt: Packet, now: Time, ev: &mut EventQueue<E>) {
         self.counters.sent[pkt.kind as usize] += 1;
         let nic = self.nic(pkt.src);
         self.enqueue(nic, pkt, now, ev);
     }
 
-    /// Record the packets a discipline dropped.
+    /// Put the packets a discipline dropped at port `pid` through the
+    /// refusal stage.
     #[inline]
-    fn account_drops(&mut self) {
+    fn account_drops<E: From<NetEvent>>(
+        &mut self,
+        pid: PortId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
         let mut drops = std::mem::take(&mut self.drops);
+        let node = self.ports[pid.idx()].owner;
         for (p, reason) in drops.drain(..) {
-            self.count_drop(&p, reason);
+            self.refuse(node, pid, p, reason, now, ev, offer);
         }
         self.drops = drops;
+    }
+
+    /// Every drop in the network comes here. Without a hook it is counted;
+    /// with one, the hook decides (on a cold path of its own).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn refuse<E: From<NetEvent>>(
+        &mut self,
+        node: NodeId,
+        pid: PortId,
+        pkt: Packet,
+        reason: DropReason,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
+        if self.hook.is_none() {
+            self.count_drop(&pkt, reason);
+            return;
+        }
+        self.refuse_with_hook(node, pid, pkt, reason, now, ev, offer);
+    }
+
+    /// Ask the hook what to do with a refused packet and do it.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn refuse_with_hook<E: From<NetEvent>>(
+        &mut self,
+        node: NodeId,
+        pid: PortId,
+        pkt: Packet,
+        reason: DropReason,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
+        let Some(mut hook) = self.hook.take() else {
+            self.count_drop(&pkt, reason);
+            return;
+        };
+        let at_host = node.0 < self.n_hosts;
+        // The hook reads the node's queues as they are now.
+        for i in 0..self.nodes[node.idx()].ports.len() {
+            let p = self.nodes[node.idx()].ports[i];
+            self.ports[p.idx()].touch(now);
+        }
+        let at = Refused {
+            node,
+            port: pid,
+            reason,
+            now,
+            at_host,
+            final_refusal: offer.final_refusal || reason == DropReason::HopLimit,
+        };
+        let verdict = hook.on_refused(&at, &pkt, &SwitchView::new(self, node));
+        self.hook = Some(hook);
+        let verdict = if at_host || at.final_refusal {
+            Verdict::Drop
+        } else {
+            verdict
+        };
+        match verdict {
+            Verdict::Drop => self.count_drop(&pkt, reason),
+            Verdict::NotifySource => {
+                self.count_drop(&pkt, reason);
+                if !pkt.has(flags::NOTICE) {
+                    let notice = self.notice_of(&pkt, now);
+                    self.counters.made[PacketKind::Control as usize] += 1;
+                    let egress = self.route(node, &notice, now);
+                    self.enqueue_offer(egress, notice, now, ev, Offer::LAST);
+                }
+            }
+            Verdict::Deflect(to) => {
+                // Only to another port of the same switch: a packet cannot
+                // jump, and re-offering to the refusing port would refuse it.
+                let port = &mut self.ports[to.idx()];
+                if port.owner != node || to == pid {
+                    self.count_drop(&pkt, reason);
+                } else {
+                    port.stats.deflected_in += 1;
+                    self.counters.deflected += 1;
+                    self.enqueue_offer(to, pkt, now, ev, Offer::LAST);
+                }
+            }
+            Verdict::Trim => {
+                if pkt.kind != PacketKind::Data || pkt.has(flags::TRIMMED) {
+                    self.count_drop(&pkt, reason);
+                } else {
+                    let mut header = pkt;
+                    header.size = self.params.header_bytes;
+                    header.payload = 0;
+                    header.class = 0;
+                    header.flags |= flags::TRIMMED;
+                    self.counters.trimmed += 1;
+                    let room = TRIM_HEADER_ROOM * self.params.header_bytes as u64;
+                    self.enqueue_offer(
+                        pid,
+                        header,
+                        now,
+                        ev,
+                        Offer {
+                            final_refusal: true,
+                            extra_room: room,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// The notice a switch sends back to the source of refused `pkt`: header
+    /// size, top class, the refused packet's flow and header, direction
+    /// swapped.
+    fn notice_of(&self, pkt: &Packet, now: Time) -> Packet {
+        let mut n = Packet::new(
+            pkt.flow,
+            pkt.dst,
+            pkt.src,
+            self.params.header_bytes,
+            PacketKind::Control,
+            pkt.header,
+        );
+        n.flags = flags::NOTICE;
+        n.hops = pkt.hops;
+        n.path = pkt.path;
+        n.prio = pkt.prio;
+        n.sent_at = pkt.sent_at;
+        n.ready_at = now;
+        n
+    }
+
+    /// Whether port `pid` would admit `pkt` now. Its queue must be up to
+    /// date (touched at the current time): see [`Network::would_admit`].
+    pub fn admits(&self, pid: PortId, pkt: &Packet) -> bool {
+        let port = &self.ports[pid.idx()];
+        match &port.fifo {
+            Some(f) => f.bytes + pkt.size as u64 <= port.limit,
+            None => {
+                let limit = match port.pool {
+                    Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
+                    None => port.limit,
+                };
+                port.queue.admits(pkt, limit)
+            }
+        }
+    }
+
+    /// Whether port `pid` would admit `pkt` at `now` ("would you take this
+    /// packet now?"), bringing its queue up to `now` first.
+    pub fn would_admit(&mut self, pid: PortId, pkt: &Packet, now: Time) -> bool {
+        self.ports[pid.idx()].touch(now);
+        self.admits(pid, pkt)
     }
 
     /// Count one dropped packet, network-wide and against its flow.
@@ -287,18 +486,37 @@ impl Network {
 
     /// Offer a packet to a port's queue and start transmitting if idle.
     #[inline]
-    pub fn enqueue(&mut self, pid: PortId, pkt: Packet, now: Time, ev: &mut EventQueue<Event>) {
+    pub fn enqueue<E: From<NetEvent>>(
+        &mut self,
+        pid: PortId,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        self.enqueue_offer(pid, pkt, now, ev, Offer::FIRST);
+    }
+
+    /// [`Network::enqueue`] for a first or a second offer.
+    #[inline]
+    fn enqueue_offer<E: From<NetEvent>>(
+        &mut self,
+        pid: PortId,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
         let port = &mut self.ports[pid.idx()];
         port.touch(now);
         if port.fifo.is_some() {
-            self.enqueue_eager(pid, pkt, now, ev);
+            self.enqueue_eager(pid, pkt, now, ev, offer);
             return;
         }
         let before = port.queue.bytes();
         let limit = match port.pool {
             Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
             None => port.limit,
-        };
+        } + offer.extra_room;
         let marked = port.queue.enqueue(pkt, now, limit, &mut self.drops);
         let after = port.queue.bytes();
         port.note_size();
@@ -307,7 +525,7 @@ impl Network {
         }
         self.counters.ecn_marked += marked as u64;
         if !self.drops.is_empty() {
-            self.account_drops();
+            self.account_drops(pid, now, ev, offer);
         }
         self.try_start(pid, now, ev);
     }
@@ -315,19 +533,21 @@ impl Network {
     /// Enqueue on an eager FIFO port: admit or drop, mark, and schedule the
     /// departure right away. The port was touched at `now`.
     #[inline]
-    fn enqueue_eager(
+    fn enqueue_eager<E: From<NetEvent>>(
         &mut self,
         pid: PortId,
         mut pkt: Packet,
         now: Time,
-        ev: &mut EventQueue<Event>,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
     ) {
         let port = &mut self.ports[pid.idx()];
         let Some(fifo) = port.fifo.as_mut() else {
             return;
         };
-        if fifo.bytes + pkt.size as u64 > port.limit {
-            self.count_drop(&pkt, DropReason::BufferFull);
+        if fifo.bytes + pkt.size as u64 > port.limit + offer.extra_room {
+            let node = port.owner;
+            self.refuse(node, pid, pkt, DropReason::BufferFull, now, ev, offer);
             return;
         }
         if let Some(k) = fifo.ecn {
@@ -347,11 +567,11 @@ impl Network {
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
     /// cut-through ready time).
     #[inline]
-    fn transmit(
+    fn transmit<E: From<NetEvent>>(
         port: &mut Port,
         mut pkt: Packet,
         at: Time,
-        ev: &mut EventQueue<Event>,
+        ev: &mut EventQueue<E>,
         pid: PortId,
         counters: &mut Counters,
     ) {
@@ -365,9 +585,9 @@ impl Network {
             tail
         };
         pkt.ready_at = tail;
-        pkt.hops = pkt.hops.wrapping_add(1);
+        pkt.hops = pkt.hops.saturating_add(1);
         if port.in_flight.is_empty() {
-            ev.schedule(arrival, Event::Arrive(pid));
+            ev.schedule(arrival, NetEvent::Arrive(pid).into());
         }
         port.in_flight.push_back((arrival, pkt));
         port.busy_until = end;
@@ -379,7 +599,7 @@ impl Network {
 
     /// Start the next transmission on a port if it is idle and has packets.
     #[inline]
-    fn try_start(&mut self, pid: PortId, now: Time, ev: &mut EventQueue<Event>) {
+    fn try_start<E: From<NetEvent>>(&mut self, pid: PortId, now: Time, ev: &mut EventQueue<E>) {
         let port = &mut self.ports[pid.idx()];
         if port.tx_pending {
             return;
@@ -387,28 +607,40 @@ impl Network {
         if port.busy_until > now {
             if !port.queue.is_empty() {
                 port.tx_pending = true;
-                ev.schedule(port.busy_until, Event::TxDone(pid));
+                ev.schedule(port.busy_until, NetEvent::TxDone(pid).into());
             }
             return;
         }
         port.touch(now);
         let before = port.queue.bytes();
-        let got = port.queue.dequeue(now, &mut self.drops);
+        let got = port.queue.poll(now, &mut self.drops);
         if let Some(pool) = port.pool {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
-        if !self.drops.is_empty() {
-            self.account_drops();
-        }
         let port = &mut self.ports[pid.idx()];
-        let Some(pkt) = got else { return };
-        Self::transmit(port, pkt, now, ev, pid, &mut self.counters);
-        let end = port.busy_until;
-        if !port.queue.is_empty() {
-            port.tx_pending = true;
-            ev.schedule(end, Event::TxDone(pid));
-        } else if self.params.nic_pull && port.owner.0 < self.n_hosts {
-            ev.schedule(end, Event::NicIdle(port.owner));
+        match got {
+            Dequeue::Packet(pkt) => {
+                Self::transmit(port, pkt, now, ev, pid, &mut self.counters);
+                let end = port.busy_until;
+                if !port.queue.is_empty() {
+                    port.tx_pending = true;
+                    ev.schedule(end, NetEvent::TxDone(pid).into());
+                } else if self.params.nic_pull && port.owner.0 < self.n_hosts {
+                    ev.schedule(end, NetEvent::NicIdle(port.owner).into());
+                }
+            }
+            Dequeue::NotBefore(t) => {
+                // A rate limit holds the head back: come back then.
+                port.tx_pending = true;
+                ev.schedule(t, NetEvent::TxDone(pid).into());
+            }
+            Dequeue::Empty => {}
+        }
+        // Drops at dequeue (AQMs) go to the refusal stage only now, when the
+        // port's own transmission is settled: a verdict may offer packets to
+        // ports, this one included.
+        if !self.drops.is_empty() {
+            self.account_drops(pid, now, ev, Offer::FIRST);
         }
     }
 
@@ -436,7 +668,12 @@ impl Network {
 
     /// A port finished a transmission and has more packets waiting.
     #[inline]
-    pub fn on_tx_done(&mut self, pid: PortId, now: Time, ev: &mut EventQueue<Event>) {
+    pub fn on_tx_done<E: From<NetEvent>>(
+        &mut self,
+        pid: PortId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
         self.ports[pid.idx()].tx_pending = false;
         self.try_start(pid, now, ev);
     }
@@ -444,16 +681,16 @@ impl Network {
     /// The head packet of a link reached the far end. Switches forward it;
     /// for a host, the packet is returned for its transport.
     #[inline]
-    pub fn on_arrive(
+    pub fn on_arrive<E: From<NetEvent>>(
         &mut self,
         pid: PortId,
         now: Time,
-        ev: &mut EventQueue<Event>,
+        ev: &mut EventQueue<E>,
     ) -> Option<Packet> {
         let port = &mut self.ports[pid.idx()];
         let (_, mut pkt) = port.in_flight.pop_front()?;
         if let Some(&(next, _)) = port.in_flight.front() {
-            ev.schedule(next, Event::Arrive(pid));
+            ev.schedule(next, NetEvent::Arrive(pid).into());
         }
         let node = port.peer;
         let cut_through = port.cut_through;
@@ -462,7 +699,11 @@ impl Network {
             self.counters.delivered[pkt.kind as usize] += 1;
             return Some(pkt);
         }
-        let egress = self.route(node, &pkt);
+        if pkt.hops >= self.params.hop_limit {
+            self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
+            return None;
+        }
+        let egress = self.route(node, &pkt, now);
         if cut_through {
             // Start no earlier than the moment that lets the transmission end
             // exactly when the last bit has arrived.
@@ -473,36 +714,32 @@ impl Network {
         None
     }
 
-    /// Pick the egress port at switch `sw` for `pkt`.
+    /// Pick the egress port at switch `sw` for `pkt` (the switch stage's
+    /// egress choice, [`crate::net::switch::egress`]).
     #[inline]
-    fn route(&mut self, sw: NodeId, pkt: &Packet) -> PortId {
+    fn route(&mut self, sw: NodeId, pkt: &Packet, now: Time) -> PortId {
         let hops = self.routing.next_hops(sw, pkt.dst);
         let n = hops.len();
         debug_assert!(n > 0, "no route");
         if n == 1 {
             return hops[0];
         }
-        let i = if pkt.has(flags::SOURCE_ROUTED) {
-            pkt.path as usize % n
-        } else {
-            match self.params.load_balancing {
-                LoadBalancing::Ecmp => {
-                    let key = (pkt.flow.0 as u64) << 32
-                        | (pkt.path as u64) << 16
-                        | (pkt.src.0 as u64 ^ (pkt.dst.0 as u64) << 8);
-                    (mix64(key ^ (sw.0 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) % n as u64)
-                        as usize
-                }
-                LoadBalancing::Spray => self.spray_rng[sw.idx()].below(n as u64) as usize,
-                LoadBalancing::SprayRoundRobin => {
-                    let e = self.routing.entry_index(sw, pkt.dst);
-                    let c = self.rr[e];
-                    self.rr[e] = c.wrapping_add(1);
-                    c as usize % n
-                }
+        if self.egress.policy.reads_queues() {
+            for &p in hops {
+                self.ports[p.idx()].touch(now);
             }
-        };
+        }
+        let entry = self.routing.entry_index(sw, pkt.dst);
+        let ports = &self.ports;
+        let i = self
+            .egress
+            .choose(sw, pkt, n, entry, |i| ports[hops[i].idx()].queued_bytes());
         hops[i]
+    }
+
+    /// The egress policy in force.
+    pub fn load_balancing(&self) -> LoadBalancing {
+        self.egress.policy
     }
 
     /// One queue sample per port of the selected nodes.
@@ -559,12 +796,4 @@ impl Network {
         }
         out
     }
-}
-
-/// A 64-bit integer mixer (SplitMix64 finalizer), for ECMP hashing.
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }

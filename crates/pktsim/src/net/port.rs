@@ -1,8 +1,8 @@
 //! An output port: a queue discipline, a transmitter and the link it feeds.
 
 use crate::net::eager_fifo::EagerFifo;
-use crate::net::packet::{NodeId, Packet};
 use crate::net::queue::{Discipline, Queue};
+use crate::packet::{NodeId, Packet};
 use crate::time::{Duration, Rate, Time};
 use std::collections::VecDeque;
 
@@ -60,6 +60,9 @@ pub struct PortStats {
     pub tx_bytes: u64,
     /// Packets transmitted.
     pub tx_packets: u64,
+    /// Packets a switch deflected into this port after another port of the
+    /// same switch refused them.
+    pub deflected_in: u64,
 }
 
 impl Port {

@@ -1,7 +1,9 @@
 //! Host protocols. Each protocol is one file implementing
-//! [`crate::sim::Transport`], plus one variant in [`TransportConfig`] and
-//! one arm in [`TransportConfig::run`]: the registry.
+//! [`contract::Transport`], plus one variant in [`TransportConfig`] and
+//! one arm in [`TransportConfig::run`]: the registry (see
+//! `docs/extending.md`).
 
+pub mod contract;
 pub mod dctcp;
 pub mod fastpass;
 pub mod pfabric;

@@ -4,19 +4,41 @@
 //! A discipline knows nothing of transports. Every discipline implements
 //! [`Discipline`]; the port holds a [`Queue`], an enum over all of them, so
 //! the hot path dispatches with a `match`, not a virtual call. A new
-//! discipline is one file here plus one variant in [`Queue`] and [`QueueConfig`].
+//! discipline is one file here plus one variant in [`Queue`] and [`QueueConfig`]
+//! (see `docs/extending.md`).
+//!
+//! A queue answers three questions: take this packet (or drop something),
+//! which packet leaves next — or "none before time T", for rate-limited
+//! queues ([`Dequeue::NotBefore`], [`rate_limit`]) — and would you admit
+//! this packet now ([`Discipline::admits`], which switch behaviours use to
+//! pick a deflection port). Whatever a discipline drops goes through the
+//! network's refusal stage ([`crate::net::switch::refusal`]).
 
 pub mod ecn;
 pub mod fifo;
 pub mod pfabric;
+pub mod rate_limit;
 
 use crate::metrics::DropReason;
-use crate::net::packet::Packet;
-use crate::time::Time;
+use crate::packet::Packet;
+use crate::time::{parse_rate, Time};
 
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use pfabric::PfabricQueue;
+pub use rate_limit::{RateLimited, TokenBucket};
+
+/// What a queue gives the transmitter when asked for its next packet.
+#[derive(Clone, Copy, Debug)]
+pub enum Dequeue {
+    /// Send this packet now.
+    Packet(Packet),
+    /// Nothing is queued.
+    Empty,
+    /// Packets are queued but none may leave before this time (a rate
+    /// limit). The port asks again then.
+    NotBefore(Time),
+}
 
 /// Packets a discipline dropped during one operation, with reasons. The
 /// network owns one and reuses it, so dropping allocates nothing.
@@ -31,6 +53,22 @@ pub trait Discipline {
     fn enqueue(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32;
     /// Take the next packet to transmit. May drop packets (AQMs) into `drops`.
     fn dequeue(&mut self, now: Time, drops: &mut Drops) -> Option<Packet>;
+    /// What the transmitter calls: the next packet, nothing, or "not before
+    /// T". The default is [`Discipline::dequeue`]; queues that hold packets
+    /// back (rate limits) override it.
+    #[inline]
+    fn poll(&mut self, now: Time, drops: &mut Drops) -> Dequeue {
+        match self.dequeue(now, drops) {
+            Some(p) => Dequeue::Packet(p),
+            None => Dequeue::Empty,
+        }
+    }
+    /// Whether [`Discipline::enqueue`] with this `limit` would keep `pkt`
+    /// (possibly by pushing out another packet). The default is drop-tail's
+    /// rule: it fits in the byte budget.
+    fn admits(&self, pkt: &Packet, limit: u64) -> bool {
+        self.bytes() + pkt.size as u64 <= limit
+    }
     /// Bytes held.
     fn bytes(&self) -> u64;
     /// Packets held.
@@ -69,6 +107,19 @@ pub enum QueueConfig {
     /// pFabric: serve the most urgent flow (lowest `prio`), drop the least
     /// urgent packet when full.
     Pfabric,
+    /// Another discipline whose departures a token bucket limits to `rate`
+    /// (see [`rate_limit`]), e.g.
+    /// `{ kind = "rate_limited", rate = "1Gbps", burst_bytes = 3000, inner = { kind = "drop_tail" } }`.
+    RateLimited {
+        /// Largest long-run departure rate, e.g. `"500Mbps"`.
+        rate: String,
+        /// Bytes that may leave back to back beyond one packet when the
+        /// bucket is full.
+        #[serde(default)]
+        burst_bytes: u64,
+        /// The discipline that orders and drops.
+        inner: Box<QueueConfig>,
+    },
 }
 
 impl QueueConfig {
@@ -78,6 +129,10 @@ impl QueueConfig {
             QueueConfig::DropTail | QueueConfig::Pfabric => Ok(()),
             QueueConfig::Ecn { k_packets, k_bytes } => {
                 EcnThreshold::from_config(*k_packets, *k_bytes, field, true).map(|_| ())
+            }
+            QueueConfig::RateLimited { rate, inner, .. } => {
+                parse_rate(rate).map_err(|m| crate::Error::config(format!("{field}.rate"), m))?;
+                inner.validate(&format!("{field}.inner"))
             }
             QueueConfig::Priority {
                 classes,
@@ -134,6 +189,17 @@ impl QueueConfig {
                     .flatten(),
             )),
             QueueConfig::Pfabric => Queue::Pfabric(PfabricQueue::new()),
+            QueueConfig::RateLimited {
+                rate,
+                burst_bytes,
+                inner,
+            } => match parse_rate(rate) {
+                Ok(r) => {
+                    Queue::RateLimited(Box::new(RateLimited::new(inner.build(), r, *burst_bytes)))
+                }
+                // Not validated: no limit rather than a panic.
+                Err(_) => inner.build(),
+            },
         }
     }
 }
@@ -145,6 +211,8 @@ pub enum Queue {
     Fifo(FifoQueue),
     /// pFabric's priority queue.
     Pfabric(PfabricQueue),
+    /// A discipline behind a token bucket.
+    RateLimited(Box<RateLimited>),
 }
 
 macro_rules! dispatch {
@@ -152,6 +220,7 @@ macro_rules! dispatch {
         match $self {
             Queue::Fifo($q) => $e,
             Queue::Pfabric($q) => $e,
+            Queue::RateLimited($q) => $e,
         }
     };
 }
@@ -164,6 +233,13 @@ impl Discipline for Queue {
     #[inline]
     fn dequeue(&mut self, now: Time, drops: &mut Drops) -> Option<Packet> {
         dispatch!(self, q => q.dequeue(now, drops))
+    }
+    #[inline]
+    fn poll(&mut self, now: Time, drops: &mut Drops) -> Dequeue {
+        dispatch!(self, q => q.poll(now, drops))
+    }
+    fn admits(&self, pkt: &Packet, limit: u64) -> bool {
+        dispatch!(self, q => q.admits(pkt, limit))
     }
     #[inline]
     fn bytes(&self) -> u64 {

@@ -74,6 +74,19 @@ impl Discipline for PfabricQueue {
         Some(p)
     }
 
+    /// The arrival is kept if it fits, or if a queued packet big enough to
+    /// end the overflow is strictly less urgent (ties drop the arrival).
+    fn admits(&self, pkt: &Packet, limit: u64) -> bool {
+        let after = self.bytes + pkt.size as u64;
+        if after <= limit {
+            return true;
+        }
+        let over = after - limit;
+        self.pkts
+            .iter()
+            .any(|p| p.size as u64 >= over && p.prio > pkt.prio)
+    }
+
     fn bytes(&self) -> u64 {
         self.bytes
     }
@@ -146,6 +159,25 @@ mod tests {
         assert_eq!(d[1].1, DropReason::BufferFull);
         assert_eq!(q.len(), 3);
         assert_eq!(q.bytes(), 4500);
+    }
+
+    #[test]
+    fn admits_predicts_whether_enqueue_keeps_the_arrival() {
+        let mut rng = crate::engine::Rng::from_seed_u64(5);
+        let mut q = PfabricQueue::new();
+        let mut d = Drops::new();
+        for i in 0..2000u32 {
+            let mut p = pkt(i, rng.below(50) as u32, 0);
+            p.size = [64, 1500, 700][rng.below(3) as usize];
+            let predicted = q.admits(&p, 6000);
+            d.clear();
+            q.enqueue(p, Time::ZERO, 6000, &mut d);
+            let kept = !d.iter().any(|(x, _)| x.flow == p.flow);
+            assert_eq!(predicted, kept, "arrival {i}");
+            if rng.below(3) == 0 {
+                q.dequeue(Time::ZERO, &mut d);
+            }
+        }
     }
 
     #[test]

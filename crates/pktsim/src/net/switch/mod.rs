@@ -1,0 +1,21 @@
+//! The switch stage: what a switch does with a packet between its arrival
+//! and an output queue, and when that queue refuses it.
+//!
+//! - [`egress`]: which equal-cost next hop a packet takes (ECMP, symmetric
+//!   ECMP, spraying, power of two choices, least loaded).
+//! - [`refusal`]: one hook through which every drop passes, on every
+//!   admission path, that may drop, notify the source, deflect or trim.
+//!
+//! The hop limit (a TTL: [`crate::net::NetworkParams::hop_limit`]) bounds
+//! loops that deflection can make; a packet that reaches a switch having
+//! crossed that many links is dropped with [`crate::metrics::DropReason::HopLimit`].
+//!
+//! The default switch (ECMP, drop, no hook) costs nothing for these: the
+//! egress policy is one `match`, the refusal hook is looked at only on the
+//! branch that drops.
+
+pub mod egress;
+pub mod refusal;
+
+pub use egress::{Egress, LoadBalancing};
+pub use refusal::{RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict};

@@ -1,0 +1,190 @@
+//! The refusal stage: what happens to a packet that the network is about to
+//! drop. Every drop passes through one place ([`crate::net::Network`]'s
+//! refusal branch) whichever admission path refused it (the eager FIFO's
+//! tail drop, a discipline's tail drop or eviction, an AQM's drop at
+//! dequeue, the hop limit), and a [`RefusalHook`] may then decide, right
+//! where the packet was refused (htsim's composite queue does the same), to
+//!
+//! - drop it (the default: no hook installed costs nothing but the branch
+//!   that was already there),
+//! - drop it and send the source a notice (FastLane, Zats et al., SoCC 2015),
+//! - deflect it to another port of the same switch (DIBS, Zarifis et al.,
+//!   EuroSys 2014; Vertigo),
+//! - trim it to its headers and send those on (NDP, Handley et al.,
+//!   SIGCOMM 2017).
+//!
+//! Notices are switch-made packets: they enter the conservation books as
+//! `made`. Deflected and trimmed packets are the same packets travelling on;
+//! they are counted (`deflected`, `trimmed`) but do not change the books.
+
+use crate::engine::{Rng, RngStreams};
+use crate::metrics::DropReason;
+use crate::net::network::Network;
+use crate::packet::{NodeId, Packet, PortId};
+use crate::time::Time;
+
+/// Built-in refusal behaviours, as written in the `[network]` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// Drop the packet (every switch before this stage existed).
+    #[default]
+    Drop,
+    /// Drop it and send its source a header-sized notice (FastLane).
+    NotifySource,
+    /// Cut it to its headers and queue those at top priority (NDP).
+    Trim,
+    /// Send it out of a random other switch-facing port of the same switch
+    /// that has room (DIBS); drop it when none has.
+    Deflect,
+}
+
+impl Refusal {
+    /// The hook implementing this behaviour (`None` for a plain drop).
+    pub fn build(self, n_nodes: usize, streams: &RngStreams) -> Option<Box<dyn RefusalHook>> {
+        match self {
+            Refusal::Drop => None,
+            Refusal::NotifySource => Some(Box::new(Always(Verdict::NotifySource))),
+            Refusal::Trim => Some(Box::new(Always(Verdict::Trim))),
+            Refusal::Deflect => Some(Box::new(RandomDeflection::new(n_nodes, streams))),
+        }
+    }
+}
+
+/// What to do with a refused packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Count it as dropped with the refusal's reason.
+    Drop,
+    /// Drop it and send a notice back to its source: a control packet of
+    /// header size carrying the refused packet's header and flow, with
+    /// [`crate::packet::flags::NOTICE`] set and source and destination
+    /// swapped. A notice that is itself refused is dropped.
+    NotifySource,
+    /// Offer it to this other port of the same switch instead. A deflected
+    /// packet refused again is dropped (no chains of deflections within one
+    /// instant); its hop limit bounds loops across switches.
+    Deflect(PortId),
+    /// Cut the payload off (data packets only; others are dropped), set
+    /// [`crate::packet::flags::TRIMMED`] and class 0, and offer the header to
+    /// the same port again. Refused again, it is dropped.
+    Trim,
+}
+
+/// Where and why a packet is refused.
+#[derive(Clone, Copy, Debug)]
+pub struct Refused {
+    /// The node that owns the refusing port (a switch, or a host's NIC).
+    pub node: NodeId,
+    /// The refusing port.
+    pub port: PortId,
+    /// Why: buffer full, evicted, an AQM, the hop limit.
+    pub reason: DropReason,
+    /// When.
+    pub now: Time,
+    /// Whether `node` is a host. Hosts only drop: any other verdict there is
+    /// taken as [`Verdict::Drop`].
+    pub at_host: bool,
+    /// Whether this is the second refusal of a packet already deflected or
+    /// trimmed here, or of a notice: the verdict is then ignored (dropped).
+    pub final_refusal: bool,
+}
+
+/// A switch behaviour on refusal. Called for every drop in the network
+/// (hosts' NICs and hop-limit drops included, where only
+/// [`Verdict::Drop`] is possible), so a hook can also just observe.
+pub trait RefusalHook: Send {
+    /// Decide what happens to `pkt`, refused at `at`. `view` reads the
+    /// switch's ports, brought up to `at.now`.
+    fn on_refused(&mut self, at: &Refused, pkt: &Packet, view: &SwitchView) -> Verdict;
+}
+
+/// Read-only view of one node's ports for a [`RefusalHook`].
+pub struct SwitchView<'a> {
+    net: &'a Network,
+    node: NodeId,
+}
+
+impl<'a> SwitchView<'a> {
+    /// A view of `node` in `net` (its ports must have been touched now).
+    pub(crate) fn new(net: &'a Network, node: NodeId) -> Self {
+        SwitchView { net, node }
+    }
+    /// The node.
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+    /// The node's output ports.
+    pub fn ports(&self) -> &[PortId] {
+        &self.net.nodes[self.node.idx()].ports
+    }
+    /// The node at the far end of port `p`.
+    pub fn peer(&self, p: PortId) -> NodeId {
+        self.net.ports[p.idx()].peer
+    }
+    /// Whether port `p` leads to a host.
+    pub fn is_host_facing(&self, p: PortId) -> bool {
+        self.peer(p).0 < self.net.n_hosts()
+    }
+    /// Bytes queued at port `p`.
+    pub fn queued_bytes(&self, p: PortId) -> u64 {
+        self.net.ports[p.idx()].queued_bytes()
+    }
+    /// Whether port `p` would admit `pkt` now.
+    pub fn would_admit(&self, p: PortId, pkt: &Packet) -> bool {
+        self.net.admits(p, pkt)
+    }
+    /// Equal-cost next hops from this node towards host `dst`.
+    pub fn next_hops(&self, dst: NodeId) -> &[PortId] {
+        self.net.routing.next_hops(self.node, dst)
+    }
+}
+
+/// A hook that gives the same verdict every time.
+struct Always(Verdict);
+
+impl RefusalHook for Always {
+    fn on_refused(&mut self, _at: &Refused, _pkt: &Packet, _view: &SwitchView) -> Verdict {
+        self.0
+    }
+}
+
+/// DIBS-style deflection: a uniformly random switch-facing port of the same
+/// switch, other than the refusing one, that would admit the packet now.
+pub struct RandomDeflection {
+    /// One stream per node (`net.deflect`, index = node id).
+    rng: Vec<Rng>,
+    /// Candidate ports (reused, so deciding allocates nothing).
+    candidates: Vec<PortId>,
+}
+
+impl RandomDeflection {
+    /// Deflection for a network of `n_nodes` nodes.
+    pub fn new(n_nodes: usize, streams: &RngStreams) -> Self {
+        RandomDeflection {
+            rng: (0..n_nodes)
+                .map(|i| streams.stream("net.deflect", i as u64))
+                .collect(),
+            candidates: Vec::with_capacity(16),
+        }
+    }
+}
+
+impl RefusalHook for RandomDeflection {
+    fn on_refused(&mut self, at: &Refused, pkt: &Packet, view: &SwitchView) -> Verdict {
+        if at.at_host || at.final_refusal {
+            return Verdict::Drop;
+        }
+        self.candidates.clear();
+        for &p in view.ports() {
+            if p != at.port && !view.is_host_facing(p) && view.would_admit(p, pkt) {
+                self.candidates.push(p);
+            }
+        }
+        if self.candidates.is_empty() {
+            return Verdict::Drop;
+        }
+        let i = self.rng[at.node.idx()].below(self.candidates.len() as u64) as usize;
+        Verdict::Deflect(self.candidates[i])
+    }
+}

@@ -1,0 +1,61 @@
+//! Wire formats: what a packet says about itself, apart from any protocol
+//! state machine (smoltcp's `wire/` beside its `socket/`). A transport reads
+//! and writes these fields; the network reads only the flags it must act on
+//! (ECN marking, source routes) and never looks inside [`Header`].
+
+/// Packet flag bits.
+pub mod flags {
+    /// ECN-capable transport.
+    pub const ECT: u8 = 1 << 0;
+    /// Congestion experienced (set by a marking queue).
+    pub const CE: u8 = 1 << 1;
+    /// ECN echo (set by a receiver on an ACK).
+    pub const ECE: u8 = 1 << 2;
+    /// A retransmitted packet.
+    pub const RETX: u8 = 1 << 3;
+    /// The packet follows a source route (see [`crate::packet::Packet::path`]).
+    pub const SOURCE_ROUTED: u8 = 1 << 4;
+    /// A switch cut the payload off this packet (NDP-style trimming); only
+    /// its headers travel on, `payload` is 0.
+    pub const TRIMMED: u8 = 1 << 5;
+    /// A switch made this packet to tell the source that one of its packets
+    /// was refused (FastLane-style notification). It carries the refused
+    /// packet's header, flow and original direction swapped.
+    pub const NOTICE: u8 = 1 << 6;
+}
+
+/// What kind of packet this is, for counters and the conservation check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum PacketKind {
+    /// Carries flow payload.
+    Data = 0,
+    /// Everything else: ACKs, RTS, tokens, demands, notifications.
+    Control = 1,
+}
+
+/// Protocol header. One variant per protocol family; the engine never looks
+/// inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Header {
+    /// TCP-like data segment: first payload byte `seq`.
+    TcpData {
+        /// Byte offset of the first payload byte.
+        seq: u64,
+    },
+    /// TCP-like cumulative acknowledgement: next byte expected.
+    TcpAck {
+        /// Next byte the receiver expects.
+        ack: u64,
+    },
+    /// Generic two-field header for protocols that need a kind and two numbers
+    /// (RTS, tokens, grants, demands ...). `kind` is protocol-defined.
+    Ctrl {
+        /// Protocol-defined message kind.
+        kind: u8,
+        /// First protocol-defined value.
+        a: u64,
+        /// Second protocol-defined value.
+        b: u32,
+    },
+}

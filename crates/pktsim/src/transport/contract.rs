@@ -1,0 +1,198 @@
+//! The contract between the run loop and a host protocol: the [`Transport`]
+//! trait a protocol implements, and the [`Ctx`] through which it acts (send
+//! packets, set timers, read its flows, report progress). A transport sees
+//! only its hosts, its packets and its timers; it never touches the event
+//! queue or the network's internals directly.
+//!
+//! These are re-exported from [`crate::sim`], where the loop that calls them
+//! lives.
+
+use crate::engine::EventQueue;
+use crate::net::Network;
+use crate::packet::{FlowId, Header, NodeId, Packet, PacketKind};
+use crate::sim::Event;
+use crate::time::{Rate, Time};
+use crate::workload::FlowSpec;
+
+/// A host protocol. One value per run holds the protocol state of every
+/// host and flow. Implementations live in [`crate::transport`].
+pub trait Transport {
+    /// Protocol name, as in configs and result tables.
+    fn name(&self) -> &'static str;
+    /// A flow starts now at its source host.
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);
+    /// A packet reached its destination host `pkt.dst`.
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet);
+    /// A timer set with [`Ctx::set_timer`] fired.
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8);
+    /// Whether to call [`Transport::on_nic_idle`] (default: no).
+    fn wants_nic_pull(&self) -> bool {
+        false
+    }
+    /// `host`'s NIC has nothing left to send: the transport may send now.
+    fn on_nic_idle(&mut self, _ctx: &mut Ctx, _host: NodeId) {}
+    /// A switch refused one of this host's packets and sent a notice back
+    /// (only when switches are configured to, `refusal = "notify_source"`):
+    /// `pkt` carries the refused packet's flow and header, with
+    /// [`crate::packet::flags::NOTICE`] set and `pkt.dst` the host that sent
+    /// the refused packet. Default: ignore it (the protocol's own loss
+    /// recovery still works).
+    fn on_notice(&mut self, _ctx: &mut Ctx, _pkt: Packet) {}
+}
+
+/// Per-flow progress kept by the simulation.
+#[derive(Clone, Debug, Default)]
+pub struct FlowProgress {
+    /// In-order payload bytes the receiver holds.
+    pub bytes_received: u64,
+    /// When the last byte arrived.
+    pub finish: Option<Time>,
+    /// Data packets retransmitted.
+    pub retransmits: u32,
+}
+
+/// Segment sizes and header overhead of every transport in a run.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketFormat {
+    /// Payload bytes per full data packet.
+    pub mss: u32,
+    /// Header bytes on every packet.
+    pub header: u32,
+}
+
+/// What a transport may do: send, set timers, read flows, report progress.
+pub struct Ctx<'a> {
+    now: Time,
+    net: &'a mut Network,
+    events: &'a mut EventQueue<Event>,
+    flows: &'a [FlowSpec],
+    progress: &'a mut [FlowProgress],
+    finished: &'a mut usize,
+    format: PacketFormat,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context at `now` (built by the run loop for each call).
+    #[inline]
+    pub(crate) fn new(
+        now: Time,
+        net: &'a mut Network,
+        events: &'a mut EventQueue<Event>,
+        flows: &'a [FlowSpec],
+        progress: &'a mut [FlowProgress],
+        finished: &'a mut usize,
+        format: PacketFormat,
+    ) -> Self {
+        Ctx {
+            now,
+            net,
+            events,
+            flows,
+            progress,
+            finished,
+            format,
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Current time.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    /// Hand a packet to its source host's NIC.
+    #[inline]
+    pub fn send(&mut self, pkt: Packet) {
+        self.net.send(pkt, self.now, self.events);
+    }
+    /// Fire `on_timer(id, kind)` at `at`. Timers cannot be cancelled:
+    /// transports keep one pending per purpose and ignore stale ones.
+    #[inline]
+    pub fn set_timer(&mut self, at: Time, id: u32, kind: u8) {
+        self.events.schedule(at, Event::Timer { id, kind });
+    }
+    /// The flow's spec.
+    #[inline]
+    pub fn flow(&self, f: FlowId) -> &FlowSpec {
+        &self.flows[f.idx()]
+    }
+    /// Number of flows in the run.
+    pub fn n_flows(&self) -> usize {
+        self.flows.len()
+    }
+    /// The receiver of `f` now holds `bytes` in-order payload bytes. When
+    /// that reaches the flow size the flow is finished.
+    #[inline]
+    pub fn set_received(&mut self, f: FlowId, bytes: u64) {
+        let p = &mut self.progress[f.idx()];
+        p.bytes_received = bytes;
+        if p.finish.is_none() && bytes >= self.flows[f.idx()].size {
+            p.finish = Some(self.now);
+            *self.finished += 1;
+        }
+    }
+    /// Whether the receiver of `f` has every byte.
+    #[inline]
+    pub fn is_finished(&self, f: FlowId) -> bool {
+        self.progress[f.idx()].finish.is_some()
+    }
+    /// Count one retransmitted data packet of `f`.
+    #[inline]
+    pub fn count_retransmit(&mut self, f: FlowId) {
+        self.progress[f.idx()].retransmits += 1;
+    }
+    /// A data packet of flow `f` carrying payload from byte `first`: at most
+    /// one MSS and `max_len` bytes, class 1, timestamped now. The caller sets
+    /// protocol fields (priority, flags) before sending it.
+    pub fn data_packet(&self, f: FlowId, first: u64, max_len: u64, header: Header) -> Packet {
+        let spec = &self.flows[f.idx()];
+        let len = (spec.size - first).min(self.format.mss as u64).min(max_len) as u32;
+        let mut p = Packet::new(
+            f,
+            spec.src,
+            spec.dst,
+            len + self.format.header,
+            PacketKind::Data,
+            header,
+        );
+        p.payload = len;
+        p.class = 1;
+        p.sent_at = self.now;
+        p
+    }
+
+    /// Whether `host`'s NIC is idle with nothing queued.
+    #[inline]
+    pub fn nic_idle(&self, host: NodeId) -> bool {
+        self.net.nic_idle(host, self.now)
+    }
+    /// Access-link rate of a host.
+    pub fn host_rate(&self, host: NodeId) -> Rate {
+        self.net.host_rate(host)
+    }
+    /// Packet sizes of the run.
+    #[inline]
+    pub fn format(&self) -> PacketFormat {
+        self.format
+    }
+    /// Number of hosts in the network (`NodeId(0)..NodeId(n)`).
+    pub fn n_hosts(&self) -> u32 {
+        self.net.n_hosts()
+    }
+    /// The switch a host's access link leads to (its rack). For centralised
+    /// schedulers (Fastpass's arbiter) that must know the topology.
+    pub fn attached_switch(&self, host: NodeId) -> NodeId {
+        self.net.ports[self.net.nic(host).idx()].peer
+    }
+    /// Equal-cost egress ports at `node` towards host `dst`, with their
+    /// rates: a source-routed packet's `path` indexes this list.
+    pub fn next_hop_rates(&self, node: NodeId, dst: NodeId) -> Vec<Rate> {
+        self.net
+            .routing
+            .next_hops(node, dst)
+            .iter()
+            .map(|p| self.net.ports[p.idx()].rate)
+            .collect()
+    }
+}
