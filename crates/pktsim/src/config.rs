@@ -414,8 +414,8 @@ struct RunSetup<'a> {
 }
 
 impl SimSetup for RunSetup<'_> {
-    type Output = RunOutput;
-    fn run<T: Transport>(self, t: T) -> RunOutput {
+    type Output = Result<RunOutput>;
+    fn run<T: Transport>(self, t: T) -> Result<RunOutput> {
         let e = self.exp;
         let sim = Simulation::new(e.net, t, e.workload, e.format, e.limits, e.config.seed);
         run_to_end(sim, self.report)
@@ -426,7 +426,7 @@ impl Experiment {
     /// Run the experiment to the end.
     pub fn run(self, report: Option<&mut dyn FnMut(&Progress)>) -> Result<RunOutput> {
         let transport = self.config.transport.clone();
-        transport.run(RunSetup { exp: self, report })
+        transport.run(RunSetup { exp: self, report })?
     }
 }
 

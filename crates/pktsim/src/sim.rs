@@ -9,7 +9,7 @@
 //! heap). It ends when every flow has finished, at the time limit, or at the
 //! event limit.
 
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, RngStreams};
 use crate::metrics::ideal::{ideal_fct, Hop};
 use crate::metrics::{FlowResult, QueueSample, RunOutput};
 use crate::net::{NetEvent, Network};
@@ -17,7 +17,7 @@ use crate::packet::{flags, FlowId, NodeId};
 use crate::time::{Duration, Time};
 use crate::workload::{FlowSpec, Workload};
 
-pub use crate::transport::contract::{Ctx, FlowProgress, PacketFormat, Transport};
+pub use crate::transport::contract::{Ctx, FlowProgress, PacketFormat, Setup, Transport};
 
 /// Everything that can happen. Small and `Copy`: ids only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +114,7 @@ pub struct Simulation<T: Transport> {
     samples: Vec<QueueSample>,
     seed: u64,
     wall: std::time::Duration,
+    set_up: bool,
 }
 
 impl<T: Transport> Simulation<T> {
@@ -157,7 +158,27 @@ impl<T: Transport> Simulation<T> {
             samples: Vec::new(),
             seed,
             wall: std::time::Duration::ZERO,
+            set_up: false,
         }
+    }
+
+    /// Let the transport check and prepare itself ([`Transport::setup`])
+    /// before the first event. Runs once; later calls do nothing. Runs made
+    /// from a config always call it; a caller that builds a `Simulation`
+    /// directly should too, to get the transport's errors as errors.
+    pub fn setup(&mut self) -> crate::Result<()> {
+        if self.set_up {
+            return Ok(());
+        }
+        self.set_up = true;
+        let env = Setup::new(
+            &self.net,
+            &self.flows,
+            self.format,
+            RngStreams::new(self.seed),
+            self.transport.name(),
+        );
+        self.transport.setup(&env)
     }
 
     /// Current simulated time.

@@ -9,3 +9,4 @@ mod phost_pfabric;
 mod switch_stage;
 mod switching;
 mod tcp_dumbbell;
+mod transport_contract;

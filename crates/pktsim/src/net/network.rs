@@ -396,13 +396,13 @@ impl Network {
             Verdict::Deflect(to) => {
                 // Only to another port of the same switch: a packet cannot
                 // jump, and re-offering to the refusing port would refuse it.
-                let port = &mut self.ports[to.idx()];
-                if port.owner != node || to == pid {
-                    self.count_drop(&pkt, reason);
-                } else {
-                    port.stats.deflected_in += 1;
-                    self.counters.deflected += 1;
-                    self.enqueue_offer(to, pkt, now, ev, Offer::LAST);
+                match self.ports.get_mut(to.idx()) {
+                    Some(port) if port.owner == node && to != pid => {
+                        port.stats.deflected_in += 1;
+                        self.counters.deflected += 1;
+                        self.enqueue_offer(to, pkt, now, ev, Offer::LAST);
+                    }
+                    _ => self.count_drop(&pkt, reason),
                 }
             }
             Verdict::Trim => {

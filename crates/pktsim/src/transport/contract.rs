@@ -7,7 +7,7 @@
 //! These are re-exported from [`crate::sim`], where the loop that calls them
 //! lives.
 
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Rng, RngStreams};
 use crate::net::Network;
 use crate::packet::{FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::Event;
@@ -19,6 +19,13 @@ use crate::workload::FlowSpec;
 pub trait Transport {
     /// Protocol name, as in configs and result tables.
     fn name(&self) -> &'static str;
+    /// Called once before the run starts (by [`crate::sim::Simulation::setup`],
+    /// which the config path always calls): check what the protocol cannot
+    /// run with (an error names the field), size tables, draw from its own
+    /// random streams. Default: nothing to do.
+    fn setup(&mut self, _env: &Setup) -> crate::Result<()> {
+        Ok(())
+    }
     /// A flow starts now at its source host.
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);
     /// A packet reached its destination host `pkt.dst`.
@@ -58,6 +65,66 @@ pub struct PacketFormat {
     pub mss: u32,
     /// Header bytes on every packet.
     pub header: u32,
+}
+
+/// What a transport may read before the run starts, and its random streams.
+pub struct Setup<'a> {
+    net: &'a Network,
+    flows: &'a [FlowSpec],
+    format: PacketFormat,
+    streams: RngStreams,
+    protocol: &'static str,
+}
+
+impl<'a> Setup<'a> {
+    /// The setup view of a run (built by the run loop).
+    pub(crate) fn new(
+        net: &'a Network,
+        flows: &'a [FlowSpec],
+        format: PacketFormat,
+        streams: RngStreams,
+        protocol: &'static str,
+    ) -> Self {
+        Setup {
+            net,
+            flows,
+            format,
+            streams,
+            protocol,
+        }
+    }
+    /// Number of hosts in the network (`NodeId(0)..NodeId(n)`).
+    pub fn n_hosts(&self) -> u32 {
+        self.net.n_hosts()
+    }
+    /// Number of flows in the run.
+    pub fn n_flows(&self) -> usize {
+        self.flows.len()
+    }
+    /// A flow's spec.
+    pub fn flow(&self, f: FlowId) -> &FlowSpec {
+        &self.flows[f.idx()]
+    }
+    /// Packet sizes of the run.
+    pub fn format(&self) -> PacketFormat {
+        self.format
+    }
+    /// Access-link rate of a host.
+    pub fn host_rate(&self, host: NodeId) -> Rate {
+        self.net.host_rate(host)
+    }
+    /// The switch a host's access link leads to.
+    pub fn attached_switch(&self, host: NodeId) -> NodeId {
+        self.net.ports[self.net.nic(host).idx()].peer
+    }
+    /// The transport's own random stream `purpose`, instance `index` (e.g.
+    /// one per host): named `transport.<protocol>.<purpose>` and seeded from
+    /// the run seed, so a protocol's draws never shift those of the
+    /// workload, the switches or another protocol.
+    pub fn rng(&self, purpose: &str, index: u64) -> Rng {
+        let name = format!("transport.{}.{purpose}", self.protocol);
+        self.streams.stream(&name, index)
+    }
 }
 
 /// What a transport may do: send, set timers, read flows, report progress.

@@ -542,11 +542,12 @@ pub trait SimSetup {
     fn run<T: Transport>(self, t: T) -> Self::Output;
 }
 
-/// Run a simulation to the end and collect its output.
+/// Set a simulation up, run it to the end and collect its output.
 pub fn run_to_end<T: Transport>(
     mut sim: Simulation<T>,
     report: Option<&mut dyn FnMut(&Progress)>,
-) -> RunOutput {
+) -> Result<RunOutput> {
+    sim.setup()?;
     let reason: StopReason = sim.run(report);
-    sim.finish(reason)
+    Ok(sim.finish(reason))
 }

@@ -37,7 +37,7 @@
 pub mod epoch;
 
 use crate::net::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind};
-use crate::sim::{Ctx, Transport};
+use crate::sim::{Ctx, Setup, Transport};
 use crate::time::{Duration, Time};
 use fastpass_arbiter::{colour_edges, Allocator, Order};
 use std::cmp::Reverse;
@@ -760,9 +760,29 @@ impl Fastpass {
     }
 }
 
+/// The arbiter's allocator handles at most
+/// [`fastpass_arbiter::MAX_ENDPOINTS`] hosts: a bigger topology is a
+/// config error, not a panic.
+fn check_hosts(n_hosts: u32) -> crate::Result<()> {
+    if n_hosts as usize > fastpass_arbiter::MAX_ENDPOINTS {
+        return Err(crate::Error::config(
+            "topology",
+            format!(
+                "Fastpass's arbiter allocates timeslots for at most {} hosts (arbiter included); this topology has {n_hosts}",
+                fastpass_arbiter::MAX_ENDPOINTS
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Transport for Fastpass {
     fn name(&self) -> &'static str {
         "fastpass"
+    }
+
+    fn setup(&mut self, env: &Setup) -> crate::Result<()> {
+        check_hosts(env.n_hosts())
     }
 
     fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
@@ -847,6 +867,14 @@ impl Transport for Fastpass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_hosts_than_the_allocator_takes_is_an_error_not_a_panic() {
+        let max = fastpass_arbiter::MAX_ENDPOINTS as u32;
+        assert!(check_hosts(max).is_ok());
+        let e = check_hosts(max + 1).unwrap_err().to_string();
+        assert!(e.contains("topology") && e.contains("16384"), "{e}");
+    }
 
     #[test]
     fn receiver_counts_in_order_bytes_once() {

@@ -1,0 +1,92 @@
+//! The transport contract: a setup hook whose errors reach the caller, and
+//! named random streams per transport.
+
+use crate::common::prepare;
+use pktsim::packet::{FlowId, Packet};
+use pktsim::sim::{Ctx, Setup, Simulation, Transport};
+use pktsim::transport::run_to_end;
+
+/// A transport that only sets itself up: it fails when told to, and
+/// records its first random draws.
+struct Toy {
+    name: &'static str,
+    fail: bool,
+    draws: Vec<u64>,
+}
+
+impl Transport for Toy {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn setup(&mut self, env: &Setup) -> pktsim::Result<()> {
+        if self.fail {
+            return Err(pktsim::Error::config(
+                "transport",
+                format!("toy cannot run on {} hosts", env.n_hosts()),
+            ));
+        }
+        let mut r = env.rng("draws", 0);
+        self.draws = (0..4).map(|_| r.next_u64()).collect();
+        Ok(())
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+        // Finish at once: nothing to send.
+        let size = ctx.flow(f).size;
+        ctx.set_received(f, size);
+    }
+    fn on_packet(&mut self, _ctx: &mut Ctx, _pkt: Packet) {}
+    fn on_timer(&mut self, _ctx: &mut Ctx, _id: u32, _kind: u8) {}
+}
+
+const STAR: &str = r#"
+[topology]
+kind = "star"
+hosts = 3
+host_rate = "10Gbps"
+link_delay = "1us"
+[transport]
+protocol = "tcp"
+[[workload]]
+kind = "static"
+pairs = [[0, 1]]
+size = 10000
+"#;
+
+fn sim(toy: Toy, seed: u64) -> Simulation<Toy> {
+    let e = prepare(STAR);
+    Simulation::new(e.net, toy, e.workload, e.format, e.limits, seed)
+}
+
+fn toy(name: &'static str, fail: bool) -> Toy {
+    Toy {
+        name,
+        fail,
+        draws: Vec::new(),
+    }
+}
+
+#[test]
+fn a_failing_setup_is_an_error_of_the_run() {
+    let err = run_to_end(sim(toy("toy", true), 1), None).unwrap_err();
+    assert_eq!(err.to_string(), "transport: toy cannot run on 3 hosts");
+    let out = run_to_end(sim(toy("toy", false), 1), None).unwrap();
+    assert_eq!(out.stop_reason, "all_flows_done");
+}
+
+#[test]
+fn each_transport_draws_from_its_own_named_stream() {
+    let draws = |name, seed| {
+        let mut s = sim(toy(name, false), seed);
+        s.setup().unwrap();
+        // Set up once: a second call changes nothing.
+        s.setup().unwrap();
+        s.transport.draws.clone()
+    };
+    assert_eq!(draws("toy", 1), draws("toy", 1), "not reproducible");
+    assert_ne!(draws("toy", 1), draws("toy", 2), "ignores the seed");
+    assert_ne!(
+        draws("toy", 1),
+        draws("other", 1),
+        "shared between protocols"
+    );
+}
