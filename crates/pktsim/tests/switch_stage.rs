@@ -400,3 +400,41 @@ fn net_imports_nothing_from_the_run_loop() {
     }
     assert!(files > 10, "found only {files} files under src/net");
 }
+
+#[test]
+fn queue_reading_egress_policies_spread_a_flow_and_lose_nothing() {
+    // One long flow between leaves: ECMP keeps it on one spine; choices by
+    // queue state move on as the chosen uplink's queue builds.
+    for lb in ["power_of_two", "least_loaded"] {
+        let toml = format!(
+            r#"
+[topology]
+kind = "leaf_spine"
+spines = 4
+leaves = 2
+hosts_per_leaf = 2
+host_rate = "40Gbps"
+fabric_rate = "10Gbps"
+link_delay = "1us"
+[network]
+load_balancing = "{lb}"
+[transport]
+protocol = "tcp"
+dupack_threshold = 1000
+[[workload]]
+kind = "static"
+pairs = [[0, 2]]
+size = 3000000
+"#
+        );
+        let names = prepare(&toml);
+        let (out, ports, _) = run_with(prepare(&toml), None);
+        assert_conserved(&out);
+        assert!(out.flows[0].finish.is_some(), "{lb}");
+        let used = down_bytes_by_spine(&ports, &names, "leaf1")
+            .iter()
+            .filter(|&&b| b > 0)
+            .count();
+        assert!(used >= 2, "{lb}: one flow stayed on {used} spine(s)");
+    }
+}

@@ -153,13 +153,15 @@ pub struct Throughput {
     pub per_host: PerHostThroughput,
 }
 
-/// The packet books: sent = delivered + dropped + in flight.
+/// The packet books: sent + made = delivered + dropped + in flight.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Conservation {
     /// Whether the books balance for data and control packets.
     pub ok: bool,
     /// Sent, by kind (`data`, `control`).
     pub sent: BTreeMap<String, u64>,
+    /// Made by switches (notices to sources), by kind.
+    pub made: BTreeMap<String, u64>,
     /// Delivered, by kind.
     pub delivered: BTreeMap<String, u64>,
     /// Still in queues or on links at the end, by kind.
@@ -205,6 +207,10 @@ pub struct Summary {
     pub ecn_marked: u64,
     /// Packet-hops (a packet crossing one link).
     pub packet_hops: u64,
+    /// Packets switches deflected to another port (each deflection once).
+    pub deflected: u64,
+    /// Data packets switches trimmed to their headers.
+    pub trimmed: u64,
     /// The conservation check.
     pub conservation: Conservation,
     /// Events processed.
@@ -330,9 +336,12 @@ impl Summary {
             retransmits: run.flows.iter().map(|f| f.retransmits as u64).sum(),
             ecn_marked: c.ecn_marked,
             packet_hops: c.packet_hops,
+            deflected: c.deflected,
+            trimmed: c.trimmed,
             conservation: Conservation {
                 ok: c.conserved(),
                 sent: kinds(c.sent),
+                made: kinds(c.made),
                 delivered: kinds(c.delivered),
                 in_flight: kinds(c.in_flight),
             },
