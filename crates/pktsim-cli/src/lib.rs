@@ -12,8 +12,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pktsim::config::{base_dir_of, Config};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 use pktsim::metrics::RunOutput;
+use pktsim::net::topology::TopologyConfig;
 use pktsim::output::{peak_rss_bytes, write_run, RunMeta};
 use pktsim::sim::Progress;
+use pktsim::time::{parse_rate, Rate};
 use pktsim::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -62,6 +64,19 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Compare a finished run through one bottleneck with flow-level SRPT
+    /// and processor sharing on the same arrivals.
+    Reference {
+        /// A results directory of `pktsim run` (flows.parquet, config.toml).
+        run_dir: PathBuf,
+        /// Bottleneck rate (default: the topology's bottleneck rate for a
+        /// star or dumbbell, else its host rate).
+        #[arg(long)]
+        rate: Option<String>,
+        /// Per-flow table to write (default: RUN_DIR/reference.parquet).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// A failure with its exit code.
@@ -107,6 +122,7 @@ where
         } => cmd_run(&config, out, seed, quiet),
         Command::Validate { config } => cmd_validate(&config),
         Command::Bench { flows, config } => cmd_bench(flows, config),
+        Command::Reference { run_dir, rate, out } => cmd_reference(&run_dir, rate, out),
     };
     match result {
         Ok(()) => 0,
@@ -284,6 +300,48 @@ fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure>
     }
     print_summary(&s);
     Ok(())
+}
+
+fn cmd_reference(dir: &Path, rate: Option<String>, out: Option<PathBuf>) -> Result<(), Failure> {
+    use pktsim::metrics::reference::{flow_references, summarize};
+    let cfg = Config::load(&dir.join("config.toml"))?;
+    let rate = match rate {
+        Some(r) => parse_rate(&r).map_err(|m| Failure {
+            code: 2,
+            msg: format!("--rate: {m}"),
+        })?,
+        None => bottleneck_rate(&cfg.topology)?,
+    };
+    let flows = pktsim::metrics::flows_table::read_flows(&dir.join("flows.parquet"))?;
+    let refs =
+        flow_references(&flows, cfg.network.mss, cfg.network.header_bytes, rate).map_err(|e| {
+            Failure {
+                code: 2,
+                msg: format!("{}: {e}", dir.display()),
+            }
+        })?;
+    let out = out.unwrap_or_else(|| dir.join("reference.parquet"));
+    pktsim::output::write_reference(&out, &flows, &refs)?;
+    let summary = summarize(&flows, &refs, rate);
+    let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
+    println!("{json}");
+    Ok(())
+}
+
+/// The single bottleneck of a star (the last host's link) or a dumbbell;
+/// the host rate of any other topology.
+fn bottleneck_rate(t: &TopologyConfig) -> Result<Rate, Failure> {
+    let (text, field) = match t {
+        TopologyConfig::Star {
+            bottleneck_rate: Some(r),
+            ..
+        } => (r, "topology.bottleneck_rate"),
+        TopologyConfig::Dumbbell {
+            bottleneck_rate, ..
+        } => (bottleneck_rate, "topology.bottleneck_rate"),
+        _ => return Ok(t.host_rate()?),
+    };
+    parse_rate(text).map_err(|m| Failure::from(Error::config(field, m)))
 }
 
 /// Hash of a resolved config (the `config_hash` of the run metadata).

@@ -207,3 +207,54 @@ fn run_prints_a_summary_and_writes_results() {
         serde_json::from_slice(&std::fs::read(c.path().join("res/summary.json")).unwrap()).unwrap();
     assert!(summary.is_object());
 }
+
+/// One bottleneck: 4 senders into host 4 through one switch, pFabric.
+const BOTTLENECK: &str = r#"
+seed = 3
+[topology]
+kind = "star"
+hosts = 5
+host_rate = "10Gbps"
+link_delay = "0.2us"
+[network]
+switch_queue = { kind = "pfabric" }
+switch_buffer_bytes = 36000
+host_queue = { kind = "pfabric" }
+[transport]
+protocol = "pfabric"
+[[workload]]
+kind = "poisson"
+cdf = "sizes.cdf"
+load = 0.5
+receiver = 4
+flows = 300
+"#;
+
+#[test]
+fn reference_compares_a_run_with_srpt_and_ps() {
+    let c = Case::new(BOTTLENECK, Some(CDF));
+    let o = pktsim(&["run", "exp.toml", "--quiet", "--out", "res"], &c.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = pktsim(&["reference", "res"], &c.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["flows"], 300);
+    assert_eq!(s["rate_bps"], 10_000_000_000u64);
+    let m = &s["mean_fct_us"];
+    let (measured, srpt, ps) = (
+        m["measured"].as_f64().unwrap(),
+        m["srpt"].as_f64().unwrap(),
+        m["ps"].as_f64().unwrap(),
+    );
+    // SRPT is optimal for the mean; a packet-level run cannot beat it by
+    // more than the rounding of its ideal FCTs.
+    assert!(srpt <= ps, "SRPT {srpt} > PS {ps}");
+    assert!(measured >= srpt * 0.99, "measured {measured} < SRPT {srpt}");
+    assert!(c.path().join("res/reference.parquet").exists());
+    // A bad rate and a folder without results: one line, exit code 2.
+    assert_bad(
+        &pktsim(&["reference", "res", "--rate", "fast"], &c.path()),
+        &["--rate"],
+    );
+    assert_bad(&pktsim(&["reference", "nowhere"], &c.path()), &["nowhere"]);
+}

@@ -210,6 +210,57 @@ pub fn write_run(
     Ok(())
 }
 
+/// Write one row per flow with its measured FCT beside its SRPT and
+/// processor-sharing reference FCTs (`pktsim reference`).
+pub fn write_reference(
+    path: &Path,
+    flows: &[FlowResult],
+    refs: &[crate::metrics::reference::FlowReference],
+) -> Result<()> {
+    let n = flows.len();
+    let mut id = UInt32Builder::with_capacity(n);
+    let mut size = UInt64Builder::with_capacity(n);
+    let mut start = UInt64Builder::with_capacity(n);
+    let mut fct = UInt64Builder::with_capacity(n);
+    let mut ideal = UInt64Builder::with_capacity(n);
+    let mut work = UInt64Builder::with_capacity(n);
+    let mut srpt = UInt64Builder::with_capacity(n);
+    let mut ps = UInt64Builder::with_capacity(n);
+    for (f, r) in flows.iter().zip(refs) {
+        id.append_value(f.id);
+        size.append_value(f.size_bytes);
+        start.append_value(f.start.ps());
+        fct.append_option(f.fct().map(|d| d.ps()));
+        ideal.append_value(f.ideal_fct.ps());
+        work.append_value(r.work.ps());
+        srpt.append_value(r.srpt_fct.ps());
+        ps.append_value(r.ps_fct.ps());
+    }
+    let u64f = |name: &str, null: bool| Field::new(name, DataType::UInt64, null);
+    let schema = Schema::new(vec![
+        Field::new("flow_id", DataType::UInt32, false),
+        u64f("size_bytes", false),
+        u64f("start_ps", false),
+        u64f("fct_ps", true),
+        u64f("ideal_fct_ps", false),
+        u64f("work_ps", false),
+        u64f("srpt_fct_ps", false),
+        u64f("ps_fct_ps", false),
+    ]);
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(id.finish()),
+        Arc::new(size.finish()),
+        Arc::new(start.finish()),
+        Arc::new(fct.finish()),
+        Arc::new(ideal.finish()),
+        Arc::new(work.finish()),
+        Arc::new(srpt.finish()),
+        Arc::new(ps.finish()),
+    ];
+    let batch = RecordBatch::try_new(Arc::new(schema), cols).map_err(io)?;
+    write_atomic(path, &parquet_bytes(&batch, &[])?)
+}
+
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -10,3 +10,4 @@ mod switch_stage;
 mod switching;
 mod tcp_dumbbell;
 mod transport_contract;
+mod validation;

@@ -1,7 +1,9 @@
 //! What a run measures: one record per flow, optional queue samples, network
 //! counters, and the summary computed from them.
 
+pub mod flows_table;
 pub mod ideal;
+pub mod reference;
 pub mod summary;
 
 use crate::packet::NodeId;

@@ -81,6 +81,9 @@ pub enum WorkloadConfig {
         duration: Option<String>,
         /// Offset of the first arrival window.
         start: Option<String>,
+        /// Send every flow to this host (sources uniform among the others);
+        /// `load` is then the fraction of its link. Default: all-to-all.
+        receiver: Option<u32>,
         /// Tag of these flows (default: the kind).
         tag: Option<String>,
     },
@@ -258,8 +261,17 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 flows,
                 duration,
                 start,
+                receiver,
                 ..
-            } => poisson::generate(&g, cdf, *load, *flows, duration.as_deref(), start)?,
+            } => poisson::generate(
+                &g,
+                cdf,
+                *load,
+                *flows,
+                duration.as_deref(),
+                start,
+                *receiver,
+            )?,
             WorkloadConfig::Incast {
                 senders,
                 size,

@@ -6,6 +6,13 @@
 //! `λ = load · host_rate · n_hosts / (8 · E[wire bytes])`,
 //! each arrival picks a source uniformly and a destination uniformly among
 //! the other hosts, so every host is offered `load` of its link on average.
+//!
+//! With a fixed `receiver`, every flow goes to that host from a source drawn
+//! uniformly among the others, and `load` is the fraction of the
+//! receiver's link (at the host rate) that the flows offer:
+//! `λ = load · host_rate / (8 · E[wire bytes])`. This is one bottleneck fed
+//! by Poisson flows, the M/G/1 setting of the flow-level references
+//! (`metrics::reference`).
 
 use super::{Cdf, Gen, RawFlow};
 use crate::error::Result;
@@ -20,6 +27,7 @@ pub fn generate(
     flows: Option<u64>,
     duration: Option<&str>,
     start: &Option<String>,
+    receiver: Option<u32>,
 ) -> Result<Vec<RawFlow>> {
     if !(load > 0.0 && load < 1.0) {
         return Err(g.err("load", format!("must be in (0, 1), got {load}")));
@@ -40,10 +48,12 @@ pub fn generate(
     })?;
     let t0 = g.start(start)?;
     let n = g.env.n_hosts as u64;
+    let receiver = receiver.map(|r| g.host(r, "receiver")).transpose()?;
     // Mean wire bytes: payload plus headers, estimated from the CDF's mean
     // payload and mean packet count (exact for whole-packet sizes).
     let mean_wire = g.wire_bytes(cdf.mean());
-    let rate_bps = g.env.host_rate.bps() as f64 * load * n as f64;
+    let links = if receiver.is_some() { 1 } else { n };
+    let rate_bps = g.env.host_rate.bps() as f64 * load * links as f64;
     let mean_gap_ps = mean_wire * 8.0 / rate_bps * PS_PER_SEC as f64;
     let mut arrivals = g.rng("poisson.arrivals");
     let mut sizes = g.rng("poisson.sizes");
@@ -58,12 +68,25 @@ pub fn generate(
                 break;
             }
         }
-        let src = hosts.below(n);
-        // Uniform among the other n − 1 hosts.
-        let mut dst = hosts.below(n - 1);
-        if dst >= src {
-            dst += 1;
-        }
+        let (src, dst) = match receiver {
+            None => {
+                let src = hosts.below(n);
+                // Uniform among the other n − 1 hosts.
+                let mut dst = hosts.below(n - 1);
+                if dst >= src {
+                    dst += 1;
+                }
+                (src, dst)
+            }
+            Some(r) => {
+                let r = r.0 as u64;
+                let mut src = hosts.below(n - 1);
+                if src >= r {
+                    src += 1;
+                }
+                (src, r)
+            }
+        };
         out.push((
             NodeId(src as u32),
             NodeId(dst as u32),
@@ -87,7 +110,7 @@ mod tests {
         let names: Vec<String> = (0..144).map(|i| format!("h{i}")).collect();
         let e = env(144, &names);
         let g = Gen { env: &e, index: 0 };
-        let flows = generate(&g, "websearch", 0.6, Some(20_000), None, &None).unwrap();
+        let flows = generate(&g, "websearch", 0.6, Some(20_000), None, &None, None).unwrap();
         assert_eq!(flows.len(), 20_000);
         let span = flows.last().unwrap().3.as_secs_f64();
         let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
@@ -103,7 +126,7 @@ mod tests {
         let e = env(4, &names);
         let g = Gen { env: &e, index: 2 };
         for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
-            let err = generate(&g, "websearch", bad, Some(10), None, &None)
+            let err = generate(&g, "websearch", bad, Some(10), None, &None, None)
                 .unwrap_err()
                 .to_string();
             assert!(err.starts_with("workload[2].load"), "{err}");
@@ -115,10 +138,36 @@ mod tests {
         let names: Vec<String> = (0..8).map(|i| format!("h{i}")).collect();
         let e = env(8, &names);
         let g = Gen { env: &e, index: 0 };
-        let f = generate(&g, "imc10", 0.5, None, Some("1ms"), &Some("10us".into())).unwrap();
+        let f = generate(
+            &g,
+            "imc10",
+            0.5,
+            None,
+            Some("1ms"),
+            &Some("10us".into()),
+            None,
+        )
+        .unwrap();
         assert!(!f.is_empty());
         assert!(f
             .iter()
             .all(|x| x.3.ps() >= 10_000_000 && x.3.ps() <= 1_010_000_000));
+    }
+
+    #[test]
+    fn a_fixed_receiver_gets_every_flow_at_the_load_of_its_link() {
+        let names: Vec<String> = (0..17).map(|i| format!("h{i}")).collect();
+        let e = env(17, &names);
+        let g = Gen { env: &e, index: 0 };
+        let flows = generate(&g, "websearch", 0.5, Some(20_000), None, &None, Some(16)).unwrap();
+        assert!(flows.iter().all(|f| f.1 == NodeId(16) && f.0 != NodeId(16)));
+        // Every other host sends.
+        assert!((0..16).all(|h| flows.iter().any(|f| f.0 == NodeId(h))));
+        let span = flows.last().unwrap().3.as_secs_f64();
+        let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
+        let load = wire * 8.0 / span / 10e9;
+        assert!((load - 0.5).abs() < 0.5 * 0.05, "offered load {load}");
+        let err = generate(&g, "websearch", 0.5, Some(10), None, &None, Some(17)).unwrap_err();
+        assert!(err.to_string().starts_with("workload[0].receiver"), "{err}");
     }
 }
