@@ -138,6 +138,98 @@ size = 30000
     assert!(fct < f.ideal_fct.ps() + 2 * rto, "fct {fct} ps");
 }
 
+/// pFabric whose receiver loses the first copy of chosen data packets
+/// (by packet index) and logs when each retransmission left its sender.
+struct LoseFirstCopies {
+    inner: Pfabric,
+    lose: Vec<u64>,
+    lost: u32,
+    retx_sent_at: Vec<u64>,
+}
+
+impl Transport for LoseFirstCopies {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        self.inner.start_flow(ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        if let Header::TcpData { seq } = pkt.header {
+            let retx = pkt.flags & pktsim::net::packet::flags::RETX != 0;
+            if retx {
+                self.retx_sent_at.push(pkt.sent_at.ps());
+            } else if self.lose.contains(&(seq / 1460)) {
+                self.lost += 1;
+                return;
+            }
+        }
+        self.inner.on_packet(ctx, pkt)
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        self.inner.on_timer(ctx, id, kind)
+    }
+}
+
+/// One 12-packet flow (its whole initial window) whose packets 2, 5 and 9
+/// are lost: the receiver holds 0–1 in order and 3–4, 6–8, 10–11 out of
+/// order, so every ACK says "2" and only the RTO can recover.
+fn pfabric_three_holes(sacked_outside_window: bool) -> (Vec<u64>, u64, u64) {
+    let w = r#"
+[[workload]]
+kind = "static"
+senders = [1]
+receiver = 12
+size = 17520
+"#;
+    let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
+    let t = LoseFirstCopies {
+        inner: Pfabric::new(PfabricParams {
+            sacked_outside_window,
+            ..PfabricParams::default()
+        }),
+        lose: vec![2, 5, 9],
+        lost: 0,
+        retx_sent_at: Vec::new(),
+    };
+    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let reason = sim.run(None);
+    assert_eq!(sim.transport.lost, 3);
+    let sent = std::mem::take(&mut sim.transport.retx_sent_at);
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    let f = &out.flows[0];
+    assert_eq!(f.bytes_received, 17_520);
+    let fct = f.fct().expect("the flow finished").ps();
+    (sent, fct, f.ideal_fct.ps())
+}
+
+#[test]
+fn pfabric_resends_every_hole_in_one_window_after_a_timeout() {
+    // After the timeout the window is one packet, but the 7 packets held
+    // out of order do not count against it: all three holes go out at the
+    // same instant (one RTO after the last ACK that made progress), once
+    // each, and the flow ends one RTO plus less than its ideal FCT after
+    // its start.
+    let rto = Duration::from_us(45).ps();
+    let (sent, fct, ideal) = pfabric_three_holes(true);
+    assert_eq!(sent.len(), 3, "retransmissions {sent:?}");
+    assert!(
+        sent.iter().all(|&t| t == sent[0]),
+        "holes resent at {sent:?}"
+    );
+    assert!(sent[0] > rto, "resent at {sent:?}");
+    assert!(fct > rto && fct < rto + ideal, "fct {fct} ideal {ideal}");
+    // Counting the held packets against the window (ns-2 FullTcp after a
+    // timeout) resends one hole per ACK round trip: three separate sends,
+    // and a later finish.
+    let (old_sent, old_fct, _) = pfabric_three_holes(false);
+    assert_eq!(old_sent.len(), 3, "retransmissions {old_sent:?}");
+    assert!(old_sent.windows(2).all(|w| w[1] > w[0]), "{old_sent:?}");
+    // Two more ACK round trips (each over 2 us on this fabric).
+    assert!(old_fct > fct + 4_000_000, "old {old_fct} new {fct}");
+}
+
 fn phost_sim(toml: &str) -> Simulation<Phost> {
     phost_sim_with(toml, PhostParams::default())
 }

@@ -76,6 +76,11 @@ pub struct PfabricConfig {
     /// Consecutive timeouts before probe mode.
     #[serde(default = "d_pf_probe")]
     pub probe_after: u32,
+    /// Out-of-order data the receiver holds does not count against the
+    /// window (default, as pHost's pFabric); `false` counts it, as ns-2's
+    /// FullTcp does after a timeout.
+    #[serde(default = "d_true")]
+    pub sacked_outside_window: bool,
 }
 
 fn d_pf_init() -> u32 {
@@ -111,6 +116,7 @@ impl PfabricConfig {
             max_cwnd: self.max_cwnd,
             rto,
             probe_after: self.probe_after,
+            sacked_outside_window: self.sacked_outside_window,
         })
     }
 }

@@ -9,7 +9,9 @@
 //! Follows the ns-2 `MinTCP` agent of the paper's scripts: window growth is
 //! TCP's (slow start, then one packet per window), RTO fixed with no backoff,
 //! and the sender skips data the receiver already holds (SACK; here read from
-//! the receiver's state, as pHost's simulator does).
+//! the receiver's state, as pHost's simulator does). Held data does not use
+//! the window either (pHost's pFabric: window = cwnd + SACKed bytes), so
+//! after a timeout every hole within one window past it is resent at once.
 
 use crate::net::packet::{FlowId, Header, Packet};
 use crate::sim::{Ctx, Transport};
@@ -29,6 +31,11 @@ pub struct PfabricParams {
     pub rto: Duration,
     /// Consecutive timeouts before probe mode (5).
     pub probe_after: u32,
+    /// Bytes the receiver holds out of order do not count against the
+    /// window (pHost's pFabric, RFC 6675's pipe). `false`: the window
+    /// spans from the cumulative ACK, SACKed data included, as ns-2's
+    /// FullTcp does outside fast recovery.
+    pub sacked_outside_window: bool,
 }
 
 impl Default for PfabricParams {
@@ -38,6 +45,7 @@ impl Default for PfabricParams {
             max_cwnd: 23,
             rto: Duration::from_us(45),
             probe_after: 5,
+            sacked_outside_window: true,
         }
     }
 }
@@ -120,7 +128,16 @@ impl Pfabric {
             return;
         }
         let mut sent = 0u32;
-        let window = s.cwnd as u64 * mss;
+        // The window's right edge. Bytes the receiver already holds beyond
+        // the cumulative ACK have left the network, so they do not use the
+        // window (pHost's pFabric: window = cwnd + SACKed bytes; RFC 6675's
+        // pipe likewise leaves SACKed segments out). After a timeout
+        // (cwnd = 1) the sender then resends every hole up to one window
+        // past the SACKed data at once, instead of one hole per RTT.
+        let mut window = s.cwnd as u64 * mss;
+        if self.params.sacked_outside_window {
+            window += r.ooo_bytes();
+        }
         while s.snd_nxt < size && s.snd_nxt - s.snd_una < window {
             let end = (s.snd_nxt + mss).min(size);
             if r.holds(s.snd_nxt, end) {
