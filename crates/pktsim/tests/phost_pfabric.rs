@@ -341,3 +341,116 @@ receiver = 0
         "an expired token was used"
     );
 }
+
+/// pHost that records the priority of every data packet it receives.
+struct DataPrios {
+    inner: Phost,
+    prios: Vec<(FlowId, u32)>,
+}
+
+impl Transport for DataPrios {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        self.inner.start_flow(ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        if pkt.kind == pktsim::net::packet::PacketKind::Data {
+            self.prios.push((pkt.flow, pkt.prio));
+        }
+        self.inner.on_packet(ctx, pkt)
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        self.inner.on_timer(ctx, id, kind)
+    }
+    fn wants_nic_pull(&self) -> bool {
+        self.inner.wants_nic_pull()
+    }
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        self.inner.on_nic_idle(ctx, host)
+    }
+}
+
+/// A 20-packet flow and a 3-packet flow from different senders into one
+/// receiver, under the given pHost parameters: (tokens issued, data
+/// packets sent before the first token was used, data priorities seen).
+fn phost_two_flows(params: PhostParams) -> (u64, usize, Vec<(FlowId, u32)>) {
+    let w = r#"
+[[workload]]
+kind = "static"
+pairs = [[1, 0], [2, 0]]
+size = 4380
+"#;
+    // A second static entry for the long flow (static flows share a size).
+    let w = w.to_string()
+        + r#"
+[[workload]]
+kind = "static"
+pairs = [[3, 0]]
+size = 29200
+"#;
+    let exp = prepare(&fabric("protocol = \"phost\"", 36_864, &w));
+    let mut inner = Phost::new(params);
+    inner.data_log = Some(Vec::new());
+    inner.token_log = Some(Vec::new());
+    let t = DataPrios {
+        inner,
+        prios: Vec::new(),
+    };
+    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let reason = sim.run(None);
+    let issued = sim.transport.inner.tokens_issued;
+    let data = sim.transport.inner.data_log.take().unwrap();
+    let tokens = sim.transport.inner.token_log.take().unwrap();
+    let prios = std::mem::take(&mut sim.transport.prios);
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    // Data of the long flow (29,200 B) sent before the receiver sent any
+    // token: on free tokens.
+    let long = out
+        .flows
+        .iter()
+        .find(|f| f.size_bytes == 29_200)
+        .unwrap()
+        .id;
+    let first_token = tokens.iter().map(|(_, t)| *t).min().unwrap();
+    let unsolicited = data
+        .iter()
+        .filter(|(f, _, _, sent)| f.0 == long && *sent < first_token)
+        .count();
+    let long_prios = prios
+        .into_iter()
+        .map(|(f, p)| (FlowId(u32::from(f.0 == long)), p))
+        .collect();
+    (issued, unsolicited, long_prios)
+}
+
+#[test]
+fn phost_paper_variant_gives_every_flow_free_tokens_and_three_levels() {
+    // The 2015 code: the 20-packet flow gets no free tokens (20 tokens),
+    // the two 3-packet flows all free ones; every data packet at level 1.
+    let (issued, unsolicited, prios) = phost_two_flows(PhostParams::default());
+    assert_eq!(issued, 20);
+    assert_eq!(unsolicited, 0);
+    assert!(prios.iter().all(|&(_, p)| p == 1), "{prios:?}");
+    // The paper: 8 free tokens for every flow, so 12 tokens for the long
+    // one; its data at level 2, short flows' at level 1 (control at 0).
+    let paper = PhostParams {
+        free_tokens_every_flow: true,
+        short_flow_packets: Some(8),
+        window_timeout: 24.0,
+        ..PhostParams::default()
+    };
+    let (issued, unsolicited, prios) = phost_two_flows(paper);
+    assert_eq!(issued, 12);
+    assert_eq!(unsolicited, 8);
+    assert!(
+        prios
+            .iter()
+            .all(|&(long, p)| p == if long.0 == 1 { 2 } else { 1 }),
+        "{prios:?}"
+    );
+    assert_eq!(prios.iter().filter(|(l, _)| l.0 == 1).count(), 20);
+}

@@ -144,6 +144,16 @@ pub struct PhostConfig {
     /// 2015 simulator used 1540).
     #[serde(default)]
     pub token_slot_bytes: Option<u32>,
+    /// Give every flow free tokens for its first `free_tokens` packets (the
+    /// paper); default: only flows of at most `free_tokens` packets (the
+    /// 2015 code).
+    #[serde(default)]
+    pub free_tokens_every_flow: bool,
+    /// Send data of flows of at most this many packets one priority level
+    /// above longer flows' (the paper's three levels); default: one data
+    /// level (the 2015 code).
+    #[serde(default)]
+    pub short_flow_packets: Option<u32>,
 }
 
 fn d_ph_free() -> u32 {
@@ -193,6 +203,8 @@ impl PhostConfig {
             window_timeout: self.window_timeout,
             hold: true,
             token_slot_bytes: self.token_slot_bytes,
+            free_tokens_every_flow: self.free_tokens_every_flow,
+            short_flow_packets: self.short_flow_packets,
         })
     }
 }

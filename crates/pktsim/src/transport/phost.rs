@@ -19,6 +19,13 @@
 //! sender, the receiver's token clock held for the free packets' slots, a
 //! final ACK when every packet is in. Packet `i` carries payload bytes
 //! `[i·mss, min((i+1)·mss, size))`: the last packet may be short.
+//!
+//! Two switches give the paper's own design where the code differs (spec
+//! §4 items 1 and 9): `free_tokens_every_flow` gives every flow free tokens
+//! for its first `free_tokens` packets (paper §3.2, §4.1: "8 free tokens to
+//! each flow"), and `short_flow_packets` sends the data of flows up to that
+//! many packets one priority level above longer flows' (paper §3.3: three
+//! levels, control first, then short-flow data, then long-flow data).
 
 use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::{Ctx, Transport};
@@ -50,6 +57,14 @@ pub struct PhostParams {
     /// Bytes per token slot (`None`: one MTU, i.e. tokens at line rate).
     /// pHost's 2015 simulator used 1540 B, leaving room for control packets.
     pub token_slot_bytes: Option<u32>,
+    /// Every flow gets free tokens for its first `free_tokens` packets (the
+    /// paper); `false`: only flows of at most `free_tokens` packets, for all
+    /// of them (the 2015 code).
+    pub free_tokens_every_flow: bool,
+    /// Data of flows of at most this many packets goes at priority 1, of
+    /// longer flows at 2 (the paper's three levels); `None`: all data at 1
+    /// (the 2015 code's effective two levels).
+    pub short_flow_packets: Option<u32>,
 }
 
 impl Default for PhostParams {
@@ -62,6 +77,8 @@ impl Default for PhostParams {
             window_timeout: 15.0,
             hold: true,
             token_slot_bytes: None,
+            free_tokens_every_flow: false,
+            short_flow_packets: None,
         }
     }
 }
@@ -234,7 +251,11 @@ impl Phost {
             b: tok.seq,
         };
         let mut p = ctx.data_packet(f, first, u64::MAX, header);
-        p.prio = 1;
+        let long = self
+            .params
+            .short_flow_packets
+            .is_some_and(|k| n_packets(ctx.flow(f).size, ctx.format().mss) > k);
+        p.prio = if long { 2 } else { 1 };
         if let Some(log) = self.data_log.as_mut() {
             log.push((f, tok.seq, tok.expires, now));
         }
@@ -246,11 +267,11 @@ impl Phost {
         let spec = ctx.flow(f);
         let (dst, size) = (spec.dst, spec.size);
         let n = n_packets(size, ctx.format().mss);
+        let free = self.free_tokens(n);
         let r = &mut self.recv[f.idx()];
         if r.started {
             return;
         }
-        let free = if n <= self.params.free_tokens { n } else { 0 };
         r.started = true;
         r.received = vec![false; n as usize];
         r.count = free;
@@ -275,6 +296,18 @@ impl Phost {
                 self.run_slot(ctx, dst);
             }
             Some(_) => {}
+        }
+    }
+
+    /// Packets of an `n`-packet flow covered by free tokens.
+    fn free_tokens(&self, n: u32) -> u32 {
+        match (
+            self.params.free_tokens_every_flow,
+            n <= self.params.free_tokens,
+        ) {
+            (_, true) => n,
+            (true, false) => self.params.free_tokens,
+            (false, false) => 0,
         }
     }
 
@@ -426,13 +459,20 @@ impl Transport for Phost {
         let s = &mut self.send[f.idx()];
         s.remaining = n;
         s.active = true;
-        if n <= self.params.free_tokens {
-            // Free tokens for the whole flow (spec §2.2 step 1).
-            let expires = ctx.now() + Self::times(t_pkt, n as f64 + self.params.token_timeout);
-            s.tokens.extend((0..n).map(|pkt| Token {
+        let free = self.free_tokens(n);
+        if free > 0 {
+            // Free tokens for the first `free` packets (spec §2.2 step 1).
+            let expires = ctx.now() + Self::times(t_pkt, free as f64 + self.params.token_timeout);
+            // With free tokens for long flows, their data echoes sequence
+            // numbers 1..=free so that the receiver's downgrade window sees
+            // them used, as the code numbers its free tokens; short flows
+            // keep 0, which changes nothing for a fully covered flow.
+            let numbered = self.params.free_tokens_every_flow;
+            let s = &mut self.send[f.idx()];
+            s.tokens.extend((0..free).map(|pkt| Token {
                 expires,
                 pkt,
-                seq: 0,
+                seq: if numbered { pkt + 1 } else { 0 },
             }));
         }
         let rts = Self::ctrl(ctx, f, src, dst, RTS, n as u64, 0);
