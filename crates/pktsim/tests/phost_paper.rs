@@ -43,9 +43,10 @@ fn phost_is_close_to_pfabric_and_both_far_below_dctcp_and_beats_fastpass() {
     // The short-flow breakdown tells the same story.
     let short = |s: &Summary| s.short_flows.slowdown.mean.expect("short flows finished");
     assert!(2.0 * short(&phost) < short(&dctcp) && 2.0 * short(&pfabric) < short(&dctcp));
-    // The paper: pHost ~3.8x better than Fastpass (its simulator's epoch
-    // model). We measure 1.15x on seeds 1-3 at this size; assert the
-    // direction with margin.
+    // The paper: Fastpass (its simulator's epoch model) 1.30x pHost's mean
+    // slowdown on web search (Fig. 3: 1.93 vs 1.49). With schedules
+    // starting at their epoch, as the code of that time did, we measure
+    // about 1.34x at this size; assert it with margin.
     let fp = mean(&run_experiment("websearch_fastpass.toml", 2000));
-    assert!(fp > 1.08 * ph, "Fastpass {fp:.3} vs pHost {ph:.3}");
+    assert!(fp > 1.2 * ph, "Fastpass {fp:.3} vs pHost {ph:.3}");
 }
