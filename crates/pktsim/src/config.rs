@@ -102,7 +102,8 @@ pub struct NetworkConfig {
     /// Host NIC queue discipline (default: control packets before data).
     #[serde(default = "d_host_queue")]
     pub host_queue: QueueConfig,
-    /// Host NIC buffer, bytes (default: unlimited).
+    /// Host NIC buffer, bytes (default: [`TCP_HOST_BUFFER`] for the TCP
+    /// family, unlimited for other protocols).
     #[serde(default)]
     pub host_buffer_bytes: Option<u64>,
     /// Packets reaching a switch after this many links are dropped (a TTL;
@@ -136,6 +137,10 @@ pub struct SharedBufferConfig {
     /// Dynamic threshold factor (e.g. 1.0).
     pub alpha: f64,
 }
+
+/// Default host NIC buffer of the TCP family: 1 MiB (16 flows at the
+/// default per-flow NIC limit of 64 KiB).
+pub const TCP_HOST_BUFFER: u64 = 1 << 20;
 
 fn d_mss() -> u32 {
     1460
@@ -323,7 +328,16 @@ impl Config {
             switch_buffer: n.switch_buffer_bytes,
             shared_buffer: shared,
             host_queue: n.host_queue.clone(),
-            host_buffer: n.host_buffer_bytes.unwrap_or(u64::MAX),
+            // TCP-family senders wait for their NIC (per-flow backpressure),
+            // so a finite buffer only bounds what many flows of one host
+            // queue together; other protocols keep an unlimited NIC.
+            host_buffer: n
+                .host_buffer_bytes
+                .unwrap_or(if self.transport.is_tcp_family() {
+                    TCP_HOST_BUFFER
+                } else {
+                    u64::MAX
+                }),
             nic_pull: false,
             eager_fifo: true,
             hop_limit: n.hop_limit,

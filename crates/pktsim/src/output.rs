@@ -316,6 +316,7 @@ mod tests {
             sim_time: Time(1_000_000),
             wall_time: std::time::Duration::from_millis(3),
             protocol: "tcp".into(),
+            protocol_counters: Default::default(),
             seed: 9,
             stop_reason: "time_limit".into(),
         }

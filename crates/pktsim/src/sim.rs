@@ -136,6 +136,8 @@ impl<T: Transport> Simulation<T> {
             .enumerate()
             .all(|(i, f)| f.id.idx() == i));
         net.flow_drops = vec![0; n];
+        net.nic_flow_bytes = vec![0; n];
+        net.nic_flow_departed = vec![(Time::ZERO, Duration::ZERO); n];
         net.set_nic_pull(transport.wants_nic_pull());
         let mut events = EventQueue::new();
         if let Some(iv) = limits.queue_sample_interval {
@@ -363,6 +365,12 @@ impl<T: Transport> Simulation<T> {
             sim_time: self.events.now(),
             wall_time: self.wall,
             protocol: self.transport.name().to_string(),
+            protocol_counters: self
+                .transport
+                .counters()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
             seed: self.seed,
             stop_reason: reason.name().to_string(),
         }

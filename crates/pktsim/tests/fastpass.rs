@@ -141,6 +141,7 @@ fn tcp_params() -> pktsim::transport::tcp::TcpParams {
         max_rto: Duration::from_ms(1000),
         dupack_threshold: 3,
         dctcp_g: None,
+        ..Default::default()
     }
 }
 

@@ -9,5 +9,6 @@ mod phost_pfabric;
 mod switch_stage;
 mod switching;
 mod tcp_dumbbell;
+mod tcp_family;
 mod transport_contract;
 mod validation;

@@ -35,14 +35,16 @@ fn phost_is_close_to_pfabric_and_both_far_below_dctcp_and_beats_fastpass() {
         (ph / pf - 1.0).abs() <= 0.15,
         "pHost {ph:.3} vs pFabric {pf:.3}: more than 15 % apart"
     );
-    // "Well below": at most half of DCTCP's mean slowdown (we see ~5x).
+    // "Well below": a third below DCTCP's mean slowdown. (We saw ~5x before
+    // DCTCP got NIC backpressure and sound loss recovery, issue #16; now
+    // ~2x: DCTCP 2.6, pHost 1.33, pFabric 1.21.)
     assert!(
-        2.0 * ph < dc && 2.0 * pf < dc,
+        1.5 * ph < dc && 1.5 * pf < dc,
         "pHost {ph:.3}, pFabric {pf:.3}, DCTCP {dc:.3}"
     );
     // The short-flow breakdown tells the same story.
     let short = |s: &Summary| s.short_flows.slowdown.mean.expect("short flows finished");
-    assert!(2.0 * short(&phost) < short(&dctcp) && 2.0 * short(&pfabric) < short(&dctcp));
+    assert!(1.5 * short(&phost) < short(&dctcp) && 1.5 * short(&pfabric) < short(&dctcp));
     // The paper: Fastpass (its simulator's epoch model) 1.30x pHost's mean
     // slowdown on web search (Fig. 3: 1.93 vs 1.49). With schedules
     // starting at their epoch, as the code of that time did, we measure

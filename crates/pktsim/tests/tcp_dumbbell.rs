@@ -5,7 +5,7 @@ use pktsim::metrics::summary::jain_index;
 use pktsim::net::port::PortStats;
 use pktsim::sim::Simulation;
 use pktsim::time::{Duration, Time};
-use pktsim::transport::tcp::{Tcp, TcpParams};
+use pktsim::transport::tcp::{Tcp, TcpParams, Variant};
 
 /// A dumbbell with `n` senders and one receiver; 10 Gbit/s everywhere, a
 /// 10 us bottleneck, `queue` as the switch discipline and `buffer` bytes.
@@ -46,11 +46,15 @@ struct LongFlows {
 }
 
 fn run_long_flows(n: u32, queue: &str, buffer: u64, dctcp: bool, total: Duration) -> LongFlows {
-    let exp = prepare(&dumbbell(n, queue, buffer));
     let params = TcpParams {
         dctcp_g: dctcp.then_some(1.0 / 16.0),
         ..TcpParams::default()
     };
+    run_with(n, queue, buffer, params, total)
+}
+
+fn run_with(n: u32, queue: &str, buffer: u64, params: TcpParams, total: Duration) -> LongFlows {
+    let exp = prepare(&dumbbell(n, queue, buffer));
     let bottleneck = exp
         .net
         .ports
@@ -144,4 +148,75 @@ fn dctcp_holds_the_queue_near_k_without_drops_while_newreno_fills_it() {
         "NewReno mean queue {:.1} packets",
         r.mean_queue_packets
     );
+}
+
+/// 8 long flows of each TCP variant on the 10 Gbit/s dumbbell.
+fn eight_flows(queue: &str, buffer: u64, params: TcpParams) -> LongFlows {
+    run_with(8, queue, buffer, params, Duration::from_ms(40))
+}
+
+#[test]
+fn eight_dctcp_flows_hold_the_queue_near_k_without_drops() {
+    let k = 20.0;
+    let d = eight_flows(
+        r#"{ kind = "ecn", k_packets = 20 }"#,
+        1_500_000,
+        TcpParams {
+            dctcp_g: Some(1.0 / 16.0),
+            ..TcpParams::default()
+        },
+    );
+    assert_eq!(d.drops, 0, "DCTCP dropped");
+    assert!(
+        d.mean_queue_packets > k / 2.0 && d.mean_queue_packets < 2.0 * k,
+        "mean queue {:.1} packets, K = {k}",
+        d.mean_queue_packets
+    );
+    assert!(d.utilisation >= 0.95, "utilisation {:.3}", d.utilisation);
+}
+
+#[test]
+fn eight_newreno_cubic_and_codel_flows_fill_the_bottleneck_fairly() {
+    let drop_tail = r#"{ kind = "drop_tail" }"#;
+    // TCP-CoDel: datacenter CoDel parameters (target ≈ a few packet times,
+    // interval ≈ a few RTTs) and the 1 ms minimum RTO of TCP-CoDel configs.
+    let codel = r#"{ kind = "codel", target = "10us", interval = "100us" }"#;
+    let cases = [
+        ("newreno", drop_tail, TcpParams::default()),
+        (
+            "cubic",
+            drop_tail,
+            TcpParams {
+                variant: Variant::Cubic,
+                ..TcpParams::default()
+            },
+        ),
+        (
+            "tcp-codel",
+            codel,
+            TcpParams {
+                min_rto: Duration::from_ms(1),
+                ..TcpParams::default()
+            },
+        ),
+    ];
+    for (name, queue, params) in cases {
+        let r = eight_flows(queue, 150_000, params);
+        let j = jain_index(&r.goodput);
+        assert!(j >= 0.95, "{name}: Jain {j:.3}, goodput {:?}", r.goodput);
+        assert!(
+            r.utilisation >= 0.95,
+            "{name}: utilisation {:.3}",
+            r.utilisation
+        );
+        if name == "tcp-codel" {
+            // The standing queue's delay stays near CoDel's target: the
+            // time-average queue, in 1500-byte packet times at 10 Gbit/s.
+            let delay_us = r.mean_queue_packets * 1.2;
+            assert!(
+                (2.0..=30.0).contains(&delay_us),
+                "CoDel standing queue delay {delay_us:.1} us, target 10 us"
+            );
+        }
+    }
 }

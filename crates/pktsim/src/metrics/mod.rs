@@ -159,6 +159,8 @@ pub struct RunOutput {
     pub wall_time: std::time::Duration,
     /// Protocol name (e.g. `"dctcp"`).
     pub protocol: String,
+    /// Protocol event counts by name (see `Transport::counters`).
+    pub protocol_counters: std::collections::BTreeMap<String, u64>,
     /// The run seed.
     pub seed: u64,
     /// Why the run stopped: `"all_flows_done"`, `"time_limit"` or `"event_limit"`.

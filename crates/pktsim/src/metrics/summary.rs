@@ -203,6 +203,9 @@ pub struct Summary {
     pub drops_total: u64,
     /// Data packets retransmitted.
     pub retransmits: u64,
+    /// Protocol event counts (TCP: timeouts, spurious_timeouts,
+    /// fast_recoveries, duplicate_deliveries, nic_waits).
+    pub protocol_counters: BTreeMap<String, u64>,
     /// Packets marked ECN CE.
     pub ecn_marked: u64,
     /// Packet-hops (a packet crossing one link).
@@ -334,6 +337,7 @@ impl Summary {
             drops,
             drops_total: c.dropped_total(0) + c.dropped_total(1),
             retransmits: run.flows.iter().map(|f| f.retransmits as u64).sum(),
+            protocol_counters: run.protocol_counters.clone(),
             ecn_marked: c.ecn_marked,
             packet_hops: c.packet_hops,
             deflected: c.deflected,
@@ -425,6 +429,7 @@ mod tests {
             sim_time: Time::ZERO + Duration::from_us(100),
             wall_time: std::time::Duration::ZERO,
             protocol: "x".into(),
+            protocol_counters: Default::default(),
             seed: 1,
             stop_reason: "time_limit".into(),
         };
@@ -459,6 +464,7 @@ mod tests {
             sim_time: Time::ZERO + Duration::from_us(100),
             wall_time: std::time::Duration::ZERO,
             protocol: "x".into(),
+            protocol_counters: Default::default(),
             seed: 1,
             stop_reason: "time_limit".into(),
         };

@@ -149,6 +149,15 @@ pub struct Network {
     pub counters: Counters,
     /// Drops per flow id.
     pub flow_drops: Vec<u32>,
+    /// Data bytes per flow id queued in the sender's host NIC (for
+    /// transports that limit their own NIC backlog).
+    pub nic_flow_bytes: Vec<u64>,
+    /// When the last data packet of each flow left its sender's NIC queue
+    /// for the wire, and how long it had waited there.
+    pub nic_flow_departed: Vec<(Time, crate::time::Duration)>,
+    /// Hosts whose transport asked for one [`NetEvent::NicIdle`] when their
+    /// NIC next runs dry.
+    nic_idle_wanted: Vec<bool>,
     n_hosts: u32,
     params: NetworkParams,
     egress: Egress,
@@ -261,6 +270,9 @@ impl Network {
             pools,
             counters: Counters::default(),
             flow_drops: Vec::new(),
+            nic_flow_bytes: Vec::new(),
+            nic_flow_departed: Vec::new(),
+            nic_idle_wanted: vec![false; n_hosts],
             n_hosts: n_hosts as u32,
             params,
             egress,
@@ -300,6 +312,11 @@ impl Network {
     #[inline]
     pub fn send<E: From<NetEvent>>(&mut self, pkt: Packet, now: Time, ev: &mut EventQueue<E>) {
         self.counters.sent[pkt.kind as usize] += 1;
+        if pkt.kind == PacketKind::Data {
+            if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
+                *b += pkt.size as u64;
+            }
+        }
         let nic = self.nic(pkt.src);
         self.enqueue(nic, pkt, now, ev);
     }
@@ -316,7 +333,12 @@ impl Network {
     ) {
         let mut drops = std::mem::take(&mut self.drops);
         let node = self.ports[pid.idx()].owner;
+        let at_host = node.0 < self.n_hosts;
         for (p, reason) in drops.drain(..) {
+            if at_host {
+                // Dropped in its sender's NIC: it no longer waits there.
+                self.left_nic(&p);
+            }
             self.refuse(node, pid, p, reason, now, ev, offer);
         }
         self.drops = drops;
@@ -620,13 +642,26 @@ impl Network {
         let port = &mut self.ports[pid.idx()];
         match got {
             Dequeue::Packet(pkt) => {
+                let owner = port.owner;
+                let at_host = owner.0 < self.n_hosts;
                 Self::transmit(port, pkt, now, ev, pid, &mut self.counters);
                 let end = port.busy_until;
-                if !port.queue.is_empty() {
+                let more = !port.queue.is_empty();
+                if more {
                     port.tx_pending = true;
                     ev.schedule(end, NetEvent::TxDone(pid).into());
-                } else if self.params.nic_pull && port.owner.0 < self.n_hosts {
-                    ev.schedule(end, NetEvent::NicIdle(port.owner).into());
+                }
+                if at_host {
+                    self.left_nic(&pkt);
+                    if let Some(t) = self.nic_flow_departed.get_mut(pkt.flow.idx()) {
+                        *t = (now, now.since(pkt.sent_at.min(now)));
+                    }
+                    if !more
+                        && (self.params.nic_pull
+                            || std::mem::take(&mut self.nic_idle_wanted[owner.idx()]))
+                    {
+                        ev.schedule(end, NetEvent::NicIdle(owner).into());
+                    }
                 }
             }
             Dequeue::NotBefore(t) => {
@@ -642,6 +677,29 @@ impl Network {
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, Offer::FIRST);
         }
+    }
+
+    /// A data packet left its sender's NIC queue (sent or dropped).
+    #[inline]
+    fn left_nic(&mut self, p: &Packet) {
+        if p.kind == PacketKind::Data {
+            if let Some(b) = self.nic_flow_bytes.get_mut(p.flow.idx()) {
+                *b = b.saturating_sub(p.size as u64);
+            }
+        }
+    }
+
+    /// Ask for one [`NetEvent::NicIdle`] when `host`'s NIC next runs dry.
+    #[inline]
+    pub fn request_nic_idle(&mut self, host: NodeId) {
+        self.nic_idle_wanted[host.idx()] = true;
+    }
+
+    /// Free bytes in `host`'s NIC queue.
+    #[inline]
+    pub fn nic_room(&self, host: NodeId) -> u64 {
+        let p = &self.ports[self.nic(host).idx()];
+        p.limit.saturating_sub(p.queue.bytes())
     }
 
     /// Whether a host's NIC is idle with nothing queued.

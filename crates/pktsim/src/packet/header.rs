@@ -47,6 +47,11 @@ pub enum Header {
     TcpAck {
         /// Next byte the receiver expects.
         ack: u64,
+        /// One SACK block as two 16-bit offsets from `ack` in MSS (start in
+        /// the high half; 0: none). See `transport::tcp::encode_sack`.
+        sack: u32,
+        /// Receive window, right-shifted by the run's window scale (RFC 7323).
+        wnd: u16,
     },
     /// Generic two-field header for protocols that need a kind and two numbers
     /// (RTS, tokens, grants, demands ...). `kind` is protocol-defined.

@@ -11,7 +11,7 @@ use crate::engine::{EventQueue, Rng, RngStreams};
 use crate::net::Network;
 use crate::packet::{FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::Event;
-use crate::time::{Rate, Time};
+use crate::time::{Duration, Rate, Time};
 use crate::workload::FlowSpec;
 
 /// A host protocol. One value per run holds the protocol state of every
@@ -45,6 +45,11 @@ pub trait Transport {
     /// the refused packet. Default: ignore it (the protocol's own loss
     /// recovery still works).
     fn on_notice(&mut self, _ctx: &mut Ctx, _pkt: Packet) {}
+    /// Protocol event counts for `summary.json` (e.g. timeouts), by name.
+    /// Default: none.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Per-flow progress kept by the simulation.
@@ -229,6 +234,32 @@ impl Ctx<'_> {
         p
     }
 
+    /// Data bytes of flow `f` queued in its sender's NIC (not yet on the wire).
+    #[inline]
+    pub fn nic_flow_bytes(&self, f: FlowId) -> u64 {
+        self.net.nic_flow_bytes.get(f.idx()).copied().unwrap_or(0)
+    }
+    /// When the last data packet of flow `f` left its sender's NIC queue,
+    /// and how long it waited there (from its `sent_at`).
+    #[inline]
+    pub fn nic_flow_departed(&self, f: FlowId) -> (Time, Duration) {
+        self.net
+            .nic_flow_departed
+            .get(f.idx())
+            .copied()
+            .unwrap_or((Time::ZERO, Duration::ZERO))
+    }
+    /// Free bytes in `host`'s NIC buffer.
+    #[inline]
+    pub fn nic_room(&self, host: NodeId) -> u64 {
+        self.net.nic_room(host)
+    }
+    /// Ask for one [`Transport::on_nic_idle`] call when `host`'s NIC next
+    /// runs dry (for transports that hold packets back while it is busy).
+    #[inline]
+    pub fn request_nic_idle(&mut self, host: NodeId) {
+        self.net.request_nic_idle(host);
+    }
     /// Whether `host`'s NIC is idle with nothing queued.
     #[inline]
     pub fn nic_idle(&self, host: NodeId) -> bool {

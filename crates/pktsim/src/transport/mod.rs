@@ -4,12 +4,14 @@
 //! `docs/extending.md`).
 
 pub mod contract;
-pub mod dctcp;
 pub mod fastpass;
 pub mod pfabric;
 pub mod phost;
 pub mod receiver;
 pub mod tcp;
+
+/// DCTCP's estimator and controller (kept at its old path).
+pub use tcp::dctcp;
 
 use crate::error::{Error, Result};
 use crate::metrics::RunOutput;
@@ -17,7 +19,7 @@ use crate::sim::{Progress, Simulation, StopReason, Transport};
 use crate::time::parse_duration;
 use serde::{Deserialize, Serialize};
 
-/// Settings shared by the TCP family (NewReno, DCTCP).
+/// Settings shared by the TCP family (NewReno, DCTCP, CUBIC).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
@@ -42,6 +44,32 @@ pub struct TcpConfig {
     /// DCTCP gain (DCTCP only).
     #[serde(default)]
     pub g: Option<f64>,
+    /// SACK loss recovery (RFC 2018/6675). Default on; `false` gives
+    /// NewReno-faithful recovery (RFC 6582).
+    #[serde(default = "d_true")]
+    pub sack: bool,
+    /// RFC 3042 Limited Transmit (default on).
+    #[serde(default = "d_true")]
+    pub limited_transmit: bool,
+    /// Timer restart rule in recovery: `"rfc"` (default; RFC 6582's first
+    /// partial ACK only) or `"linux"` (every partial ACK and fast retransmit).
+    #[serde(default)]
+    pub timer_mode: tcp::TimerMode,
+    /// Receive window advertised by receivers, bytes (default 6 MiB,
+    /// Linux's `tcp_rmem` maximum; at most 1 GiB, RFC 7323 §2.3).
+    #[serde(default = "d_rcv_window")]
+    pub rcv_window_bytes: u64,
+    /// Bytes one flow may have queued in its host NIC before it waits for
+    /// the NIC to run dry (default 64 KiB).
+    #[serde(default = "d_nic_limit")]
+    pub nic_limit_bytes: u64,
+}
+
+fn d_rcv_window() -> u64 {
+    tcp::DEFAULT_RCV_WINDOW
+}
+fn d_nic_limit() -> u64 {
+    tcp::DEFAULT_NIC_LIMIT
 }
 
 fn d_init_cwnd() -> u32 {
@@ -425,6 +453,8 @@ pub enum TransportConfig {
     Tcp(TcpConfig),
     /// DCTCP: NewReno plus ECN-proportional window cuts.
     Dctcp(TcpConfig),
+    /// TCP CUBIC (RFC 9438).
+    Cubic(TcpConfig),
     /// pFabric's minimal rate control (use with `switch_queue = { kind = "pfabric" }`).
     Pfabric(PfabricConfig),
     /// pHost's receiver-driven tokens (use with `switch_queue = { kind = "pfabric" }`).
@@ -439,6 +469,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(_) => "tcp",
             TransportConfig::Dctcp(_) => "dctcp",
+            TransportConfig::Cubic(_) => "cubic",
             TransportConfig::Pfabric(_) => "pfabric",
             TransportConfig::Phost(_) => "phost",
             TransportConfig::Fastpass(_) => "fastpass",
@@ -450,6 +481,29 @@ impl TransportConfig {
         if let TransportConfig::Dctcp(c) = self {
             c.g.get_or_insert(1.0 / 16.0);
         }
+    }
+
+    /// Whether the protocol is one of the TCP family (NIC backpressure,
+    /// finite default host buffer).
+    pub fn is_tcp_family(&self) -> bool {
+        matches!(
+            self,
+            TransportConfig::Tcp(_) | TransportConfig::Dctcp(_) | TransportConfig::Cubic(_)
+        )
+    }
+
+    /// The TCP parameters of a TCP-family protocol (`None` for others), for
+    /// callers that build the transport themselves.
+    pub fn tcp(&self) -> Result<Option<tcp::TcpParams>> {
+        Ok(match self {
+            TransportConfig::Tcp(c) => Some(Self::tcp_params(c, false)?),
+            TransportConfig::Dctcp(c) => Some(Self::tcp_params(c, true)?),
+            TransportConfig::Cubic(c) => Some(tcp::TcpParams {
+                variant: tcp::Variant::Cubic,
+                ..Self::tcp_params(c, false)?
+            }),
+            _ => None,
+        })
     }
 
     fn tcp_params(c: &TcpConfig, dctcp: bool) -> Result<tcp::TcpParams> {
@@ -468,7 +522,19 @@ impl TransportConfig {
             } else {
                 None
             },
+            variant: tcp::Variant::NewReno,
+            sack: c.sack,
+            limited_transmit: c.limited_transmit,
+            timer: c.timer_mode,
+            rcv_window: c.rcv_window_bytes,
+            nic_limit: c.nic_limit_bytes,
         };
+        if p.rcv_window == 0 || p.rcv_window > 1 << 30 {
+            return Err(Error::config(
+                "transport.rcv_window_bytes",
+                "must be between 1 and 2^30 (RFC 7323 §2.3)",
+            ));
+        }
         if p.init_cwnd == 0 {
             return Err(Error::config("transport.init_cwnd", "must be at least 1"));
         }
@@ -503,6 +569,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(c) => Self::tcp_params(c, false).map(|_| ()),
             TransportConfig::Dctcp(c) => Self::tcp_params(c, true).map(|_| ()),
+            TransportConfig::Cubic(c) => Self::tcp_params(c, false).map(|_| ()),
             TransportConfig::Pfabric(c) => c.params().map(|_| ()),
             TransportConfig::Phost(c) => c.params().map(|_| ()),
             TransportConfig::Fastpass(c) => c.params().map(|_| ()),
@@ -538,6 +605,10 @@ impl TransportConfig {
         Ok(match self {
             TransportConfig::Tcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, false)?)),
             TransportConfig::Dctcp(c) => setup.run(tcp::Tcp::new(Self::tcp_params(c, true)?)),
+            TransportConfig::Cubic(_) => setup
+                .run(tcp::Tcp::new(self.tcp()?.ok_or_else(|| {
+                    Error::config("transport.protocol", "not a TCP variant")
+                })?)),
             TransportConfig::Pfabric(c) => setup.run(pfabric::Pfabric::new(c.params()?)),
             TransportConfig::Phost(c) => setup.run(phost::Phost::new(c.params()?)),
             TransportConfig::Fastpass(c) => match c.model {

@@ -228,7 +228,7 @@ impl Transport for Pfabric {
                 let ack = self.receivers[pkt.flow.idx()].on_data(ctx, &pkt, seq);
                 ctx.send(ack);
             }
-            Header::TcpAck { ack } => self.on_ack(ctx, pkt.flow, ack),
+            Header::TcpAck { ack, .. } => self.on_ack(ctx, pkt.flow, ack),
             Header::Ctrl { .. } => debug_assert!(false, "pFabric got a foreign packet"),
         }
     }

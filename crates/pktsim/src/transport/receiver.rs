@@ -3,7 +3,7 @@
 //! simulation and answers every data packet with an ACK that echoes the
 //! data's timestamp and ECN mark.
 
-use crate::net::packet::{flags, Header, Packet, PacketKind};
+use crate::packet::{flags, Header, Packet, PacketKind};
 use crate::sim::Ctx;
 
 /// Receiver state of one flow.
@@ -38,7 +38,11 @@ impl AckReceiver {
             pkt.src,
             ctx.format().header,
             PacketKind::Control,
-            Header::TcpAck { ack: self.rcv_nxt },
+            Header::TcpAck {
+                ack: self.rcv_nxt,
+                sack: 0,
+                wnd: 0,
+            },
         );
         // Echo the timestamp (RFC 7323 style) and the CE mark exactly (DCTCP).
         ack.sent_at = pkt.sent_at;
@@ -51,6 +55,17 @@ impl AckReceiver {
     /// Whether every byte of [a, b) has arrived (the sender's view of SACK).
     pub fn holds(&self, a: u64, b: u64) -> bool {
         b <= self.rcv_nxt || self.ooo.iter().any(|&(s, e)| s <= a && b <= e)
+    }
+
+    /// The SACK block to report after data from `seq` arrived: the
+    /// out-of-order range holding it, else the lowest one (RFC 2018 §4: the
+    /// first block reports the most recent segment).
+    pub fn sack_block(&self, seq: u64) -> Option<(u64, u64)> {
+        self.ooo
+            .iter()
+            .find(|&&(a, b)| a <= seq && seq < b)
+            .or(self.ooo.first())
+            .copied()
     }
 
     /// Bytes held beyond `rcv_nxt`.

@@ -14,6 +14,7 @@
 //! pick a deflection port). Whatever a discipline drops goes through the
 //! network's refusal stage ([`crate::net::switch::refusal`]).
 
+pub mod codel;
 pub mod ecn;
 pub mod fifo;
 pub mod pfabric;
@@ -21,8 +22,9 @@ pub mod rate_limit;
 
 use crate::metrics::DropReason;
 use crate::packet::Packet;
-use crate::time::{parse_rate, Time};
+use crate::time::{parse_duration, parse_rate, Duration, Time};
 
+pub use codel::CodelQueue;
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use pfabric::PfabricQueue;
@@ -120,6 +122,40 @@ pub enum QueueConfig {
         /// The discipline that orders and drops.
         inner: Box<QueueConfig>,
     },
+    /// CoDel (RFC 8289): head drops once the sojourn time stays above
+    /// `target` for `interval`.
+    Codel {
+        /// Acceptable standing queue delay (default "5ms", Linux's; a
+        /// datacenter wants a few microseconds).
+        #[serde(default = "d_codel_target")]
+        target: String,
+        /// Window over which the delay must stay above target (default
+        /// "100ms"; about a worst-case RTT).
+        #[serde(default = "d_codel_interval")]
+        interval: String,
+    },
+}
+
+fn d_codel_target() -> String {
+    "5ms".into()
+}
+fn d_codel_interval() -> String {
+    "100ms".into()
+}
+
+/// Parse CoDel's durations; `field` names the config section for errors.
+fn codel_times(target: &str, interval: &str, field: &str) -> crate::Result<(Duration, Duration)> {
+    let t =
+        parse_duration(target).map_err(|m| crate::Error::config(format!("{field}.target"), m))?;
+    let i = parse_duration(interval)
+        .map_err(|m| crate::Error::config(format!("{field}.interval"), m))?;
+    if t.ps() == 0 || i.ps() == 0 {
+        return Err(crate::Error::config(
+            format!("{field}.interval"),
+            "target and interval must be positive",
+        ));
+    }
+    Ok((t, i))
 }
 
 impl QueueConfig {
@@ -127,6 +163,9 @@ impl QueueConfig {
     pub fn validate(&self, field: &str) -> crate::Result<()> {
         match self {
             QueueConfig::DropTail | QueueConfig::Pfabric => Ok(()),
+            QueueConfig::Codel { target, interval } => {
+                codel_times(target, interval, field).map(|_| ())
+            }
             QueueConfig::Ecn { k_packets, k_bytes } => {
                 EcnThreshold::from_config(*k_packets, *k_bytes, field, true).map(|_| ())
             }
@@ -200,6 +239,11 @@ impl QueueConfig {
                 // Not validated: no limit rather than a panic.
                 Err(_) => inner.build(),
             },
+            QueueConfig::Codel { target, interval } => {
+                let (t, i) = codel_times(target, interval, "")
+                    .unwrap_or((Duration::from_ms(5), Duration::from_ms(100)));
+                Queue::Codel(CodelQueue::new(t, i))
+            }
         }
     }
 }
@@ -213,6 +257,8 @@ pub enum Queue {
     Pfabric(PfabricQueue),
     /// A discipline behind a token bucket.
     RateLimited(Box<RateLimited>),
+    /// CoDel AQM.
+    Codel(CodelQueue),
 }
 
 macro_rules! dispatch {
@@ -221,6 +267,7 @@ macro_rules! dispatch {
             Queue::Fifo($q) => $e,
             Queue::Pfabric($q) => $e,
             Queue::RateLimited($q) => $e,
+            Queue::Codel($q) => $e,
         }
     };
 }

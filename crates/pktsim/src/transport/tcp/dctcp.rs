@@ -4,6 +4,11 @@
 //! the packet acknowledged). Once per window of data the sender updates
 //! α ← (1 − g)·α + g·F, F being the fraction of acknowledged bytes that were
 //! marked; on ECE it cuts the window once per window: cwnd ← cwnd·(1 − α/2).
+//!
+//! During loss recovery α is still updated but ECE does not cut: the
+//! loss-based ssthresh (RFC 8257 §3.5: react to loss as NewReno) stands.
+
+use crate::transport::tcp::cc::{reno_increase, AckInfo, CongestionControl, Window};
 
 /// DCTCP state of one flow.
 #[derive(Clone, Debug)]
@@ -17,6 +22,8 @@ pub struct Dctcp {
     window_end: u64,
     /// No further cut until `snd_una` passes this (one cut per window).
     cwr_end: u64,
+    /// Reno growth: bytes acknowledged in congestion avoidance.
+    ca_acked: u64,
 }
 
 impl Dctcp {
@@ -29,13 +36,14 @@ impl Dctcp {
             marked: 0,
             window_end: 0,
             cwr_end: 0,
+            ca_acked: 0,
         }
     }
 
     /// Account an ACK that newly acknowledged `newly` bytes, with ECE or not.
     /// `snd_una` is after the ACK, `snd_nxt` the next byte to send. Returns
     /// whether the window should be cut now.
-    pub fn on_ack(&mut self, newly: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> bool {
+    pub fn observe(&mut self, newly: u64, ece: bool, snd_una: u64, snd_nxt: u64) -> bool {
         self.acked += newly;
         if ece {
             self.marked += newly;
@@ -62,6 +70,26 @@ impl Dctcp {
     }
 }
 
+impl CongestionControl for Dctcp {
+    fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
+        reno_increase(w, ack.acked, &mut self.ca_acked);
+    }
+
+    fn on_ack_seen(&mut self, w: &Window, ack: &AckInfo, in_recovery: bool) -> Option<u64> {
+        let cut = Dctcp::observe(self, ack.acked, ack.ece, ack.snd_una, ack.snd_max);
+        // RFC 8257 §3.4 cut, but never inside loss recovery: there the
+        // loss-based ssthresh already holds (RFC 8257 §3.5).
+        (cut && !in_recovery).then(|| {
+            self.ca_acked = 0;
+            self.reduced(w.cwnd, 2 * w.mss)
+        })
+    }
+
+    fn ecn(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,7 +102,7 @@ mod tests {
         for w in 0..200u64 {
             for i in 0..10u64 {
                 una += 1000;
-                d.on_ack(1000, i < 3, una, (w + 2) * 10_000);
+                d.observe(1000, i < 3, una, (w + 2) * 10_000);
             }
         }
         assert!((d.alpha - 0.3).abs() < 0.02, "alpha = {}", d.alpha);
@@ -83,12 +111,12 @@ mod tests {
     #[test]
     fn cuts_once_per_window_by_alpha_over_two() {
         let mut d = Dctcp::new(1.0 / 16.0, 1.0);
-        assert!(d.on_ack(1000, true, 1000, 10_000));
+        assert!(d.observe(1000, true, 1000, 10_000));
         assert!(
-            !d.on_ack(1000, true, 2000, 10_000),
+            !d.observe(1000, true, 2000, 10_000),
             "second cut in the same window"
         );
-        assert!(d.on_ack(1000, true, 10_000, 20_000));
+        assert!(d.observe(1000, true, 10_000, 20_000));
         let mut half = Dctcp::new(1.0 / 16.0, 0.5);
         half.alpha = 0.5;
         assert_eq!(half.reduced(40_000, 2920), 30_000);

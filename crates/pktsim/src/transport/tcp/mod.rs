@@ -1,0 +1,506 @@
+//! The TCP family: NewReno (RFC 5681/6582), SACK recovery (RFC 2018/6675),
+//! DCTCP (RFC 8257) and CUBIC (RFC 9438), over one sender state machine.
+//!
+//! Layout: [`sender`] decides what to send (loss recovery, timers, windows),
+//! [`scoreboard`] keeps SACK state, [`rtt`] the RTO, [`cc`] is the
+//! congestion-control trait with one file per variant ([`newreno`],
+//! [`dctcp`], [`cubic`]). This file glues them to the simulation: packets,
+//! timers, the receiver and the host NIC.
+//!
+//! Simplifications common to datacenter simulators (pFabric's and pHost's
+//! ns-2 baselines do the same): no handshake, data flows from t = start; the
+//! receiver ACKs every packet (no delayed ACKs); windows in bytes; header
+//! bytes do not grow with options. An ACK carries one SACK block (the one
+//! holding the segment that triggered it, RFC 2018 §4's first block), its
+//! edges counted in MSS from the cumulative ACK (exact: segments are
+//! MSS-aligned), and the receive window scaled as in RFC 7323 §2.
+//!
+//! Host NIC backpressure (as Linux's TCP Small Queues): a flow hands a
+//! packet to its NIC only while it has fewer than `nic_limit` bytes queued
+//! there and the NIC buffer has room; otherwise it waits for the NIC to run
+//! dry. A sender thus never builds a standing queue in its own NIC, and its
+//! timers never fire for data that has not left the host.
+
+pub mod cc;
+pub mod cubic;
+pub mod dctcp;
+pub mod newreno;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+use crate::packet::{flags, FlowId, Header, NodeId, Packet};
+use crate::sim::{Ctx, Transport};
+use crate::time::{Duration, Time};
+use crate::transport::receiver::AckReceiver;
+use cc::{Cc, CongestionControl};
+use sender::{Ack, Sender, SenderConfig};
+pub use sender::{SenderStats, TimerMode};
+
+/// Timer kinds of this transport.
+const TIMER_RTO: u8 = 0;
+
+/// Default receive window: 6 MiB, Linux's `tcp_rmem` maximum. Far above a
+/// datacenter BDP; a WAN path needs it raised to its BDP.
+pub const DEFAULT_RCV_WINDOW: u64 = 6 << 20;
+/// Default per-flow NIC byte limit: 64 KiB (≈ 52 us at 10 Gbit/s). Any
+/// value of at least one packet keeps the NIC busy, since a waiting flow
+/// resumes the instant the NIC runs dry; this one keeps idle notifications
+/// rare and the NIC delay far below the smallest RTO.
+pub const DEFAULT_NIC_LIMIT: u64 = 64 << 10;
+
+/// Which congestion controller the flows use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Variant {
+    /// NewReno growth.
+    NewReno,
+    /// DCTCP with gain g.
+    Dctcp {
+        /// α's gain.
+        g: f64,
+    },
+    /// CUBIC.
+    Cubic,
+}
+
+/// TCP parameters (validated from the config).
+#[derive(Clone, Debug)]
+pub struct TcpParams {
+    /// Initial congestion window in packets.
+    pub init_cwnd: u32,
+    /// Largest congestion window in packets (None: unlimited).
+    pub max_cwnd: Option<u32>,
+    /// Retransmission timeout before the first RTT sample.
+    pub initial_rto: Duration,
+    /// Lower bound of the retransmission timeout.
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout (after backoff).
+    pub max_rto: Duration,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// DCTCP's gain g; `None` for plain NewReno. Kept for compatibility:
+    /// `Some(g)` selects DCTCP whatever `variant` says.
+    pub dctcp_g: Option<f64>,
+    /// Congestion controller (NewReno, Cubic; DCTCP via `dctcp_g`).
+    pub variant: Variant,
+    /// SACK loss recovery (RFC 6675); off for NewReno-faithful runs.
+    pub sack: bool,
+    /// RFC 3042 Limited Transmit.
+    pub limited_transmit: bool,
+    /// Timer restart rule during recovery.
+    pub timer: TimerMode,
+    /// Receive window, bytes.
+    pub rcv_window: u64,
+    /// Per-flow bytes allowed in the host NIC queue.
+    pub nic_limit: u64,
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        TcpParams {
+            init_cwnd: 10,
+            max_cwnd: None,
+            initial_rto: Duration::from_ms(1),
+            min_rto: Duration::from_us(200),
+            max_rto: Duration::from_ms(1000),
+            dupack_threshold: 3,
+            dctcp_g: None,
+            variant: Variant::NewReno,
+            sack: true,
+            limited_transmit: true,
+            timer: TimerMode::Rfc,
+            rcv_window: DEFAULT_RCV_WINDOW,
+            nic_limit: DEFAULT_NIC_LIMIT,
+        }
+    }
+}
+
+impl TcpParams {
+    fn variant(&self) -> Variant {
+        match self.dctcp_g {
+            Some(g) => Variant::Dctcp { g },
+            None => self.variant,
+        }
+    }
+
+    /// RFC 7323 §2.2 window scale: the smallest shift that fits the window
+    /// into 16 bits (at most 14).
+    pub fn window_shift(&self) -> u8 {
+        let mut s = 0u8;
+        while s < 14 && (self.rcv_window >> s) > 0xFFFF {
+            s += 1;
+        }
+        s
+    }
+}
+
+/// Run-wide counts written to `summary.json`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    dup_deliveries: u64,
+    nic_waits: u64,
+    rto_deferred: u64,
+}
+
+/// TCP NewReno / DCTCP / CUBIC for every flow of a run.
+pub struct Tcp {
+    params: TcpParams,
+    senders: Vec<Option<Sender>>,
+    receivers: Vec<AckReceiver>,
+    /// Time of each flow's pending timer event (`Time::MAX`: none).
+    timer_at: Vec<Time>,
+    /// Flows waiting for their host NIC to run dry, per host.
+    waiting: Vec<Vec<FlowId>>,
+    is_waiting: Vec<bool>,
+    /// Sender stats of finished-and-dropped flows are kept in `senders`.
+    counts: Counts,
+    shift: u8,
+}
+
+impl Tcp {
+    /// A transport with these parameters.
+    pub fn new(params: TcpParams) -> Self {
+        let shift = params.window_shift();
+        Tcp {
+            params,
+            senders: Vec::new(),
+            receivers: Vec::new(),
+            timer_at: Vec::new(),
+            waiting: Vec::new(),
+            is_waiting: Vec::new(),
+            counts: Counts::default(),
+            shift,
+        }
+    }
+
+    fn ensure(&mut self, ctx: &Ctx) {
+        let n = ctx.n_flows();
+        if self.senders.len() < n {
+            self.senders.resize(n, None);
+            self.receivers.resize(n, AckReceiver::default());
+            self.timer_at.resize(n, Time::MAX);
+            self.is_waiting.resize(n, false);
+        }
+        let h = ctx.n_hosts() as usize;
+        if self.waiting.len() < h {
+            self.waiting.resize(h, Vec::new());
+        }
+    }
+
+    /// Current congestion window of a flow in bytes (for tests).
+    pub fn cwnd(&self, f: FlowId) -> Option<u64> {
+        self.sender(f).map(|s| s.w.cwnd)
+    }
+
+    /// DCTCP α of a flow (for tests).
+    pub fn alpha(&self, f: FlowId) -> Option<f64> {
+        match &self.sender(f)?.cc {
+            Cc::Dctcp(d) => Some(d.alpha),
+            _ => None,
+        }
+    }
+
+    /// The sender of a flow (for tests and inspection).
+    pub fn sender(&self, f: FlowId) -> Option<&Sender> {
+        self.senders.get(f.idx())?.as_ref()
+    }
+
+    /// Per-flow sender event counts (zero for flows not started).
+    pub fn stats(&self, f: FlowId) -> SenderStats {
+        self.sender(f).map(|s| s.stats).unwrap_or_default()
+    }
+
+    fn new_cc(&self) -> Cc {
+        match self.params.variant() {
+            Variant::NewReno => Cc::NewReno(newreno::NewReno::default()),
+            Variant::Dctcp { g } => Cc::Dctcp(dctcp::Dctcp::new(g, 1.0)),
+            Variant::Cubic => Cc::Cubic(cubic::Cubic::default()),
+        }
+    }
+
+    /// Hand segments to the NIC while the sender has some and the NIC has
+    /// room; otherwise wait for the NIC to run dry.
+    fn transmit(&mut self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
+        let spec = ctx.flow(f);
+        let host = spec.src;
+        let fmt = ctx.format();
+        let full = (fmt.mss + fmt.header) as u64;
+        let ect = s.cc.ecn();
+        s.begin_pass();
+        loop {
+            // Room for a full packet of this flow, and one more packet in
+            // the buffer so that the host's ACKs still fit.
+            if ctx.nic_flow_bytes(f) + full > self.params.nic_limit.max(full)
+                || ctx.nic_room(host) < 2 * full
+            {
+                if !s.done {
+                    self.wait_for_nic(ctx, f, host);
+                }
+                break;
+            }
+            let Some(seg) = s.next_segment() else { break };
+            let mut p = ctx.data_packet(f, seg.seq, seg.len, Header::TcpData { seq: seg.seq });
+            if ect {
+                p.flags |= flags::ECT;
+            }
+            if seg.retx {
+                p.flags |= flags::RETX;
+                ctx.count_retransmit(f);
+            }
+            s.on_sent(seg, ctx.now());
+            ctx.send(p);
+        }
+        self.sync_timer(ctx, f, s);
+    }
+
+    fn wait_for_nic(&mut self, ctx: &mut Ctx, f: FlowId, host: NodeId) {
+        if !self.is_waiting[f.idx()] {
+            self.is_waiting[f.idx()] = true;
+            self.waiting[host.idx()].push(f);
+            self.counts.nic_waits += 1;
+        }
+        ctx.request_nic_idle(host);
+    }
+
+    /// Keep one timer event pending at or before the sender's deadline.
+    /// Timers are lazy: an event that fires early re-arms itself.
+    fn sync_timer(&mut self, ctx: &mut Ctx, f: FlowId, s: &Sender) {
+        if s.rto_deadline == Time::MAX {
+            return;
+        }
+        let d = s.rto_deadline.max(ctx.now());
+        let at = &mut self.timer_at[f.idx()];
+        if d < *at {
+            *at = d;
+            ctx.set_timer(d, f.0, TIMER_RTO);
+        }
+    }
+
+    /// A segment is "sent" (RFC 6298 §5.1) when it leaves the host, so the
+    /// timer measures the network, not the sender's own NIC queue: at
+    /// expiry, if data of the flow is still in its NIC, wait one more RTO;
+    /// if its last packet left only recently after waiting there a long
+    /// time (at least a quarter RTO), give that packet one RTO from its
+    /// departure. Linux likewise does not retransmit a segment still in the
+    /// host queue (`skb_still_in_host_queue`). `None`: expire now.
+    fn host_delayed_deadline(&self, ctx: &Ctx, f: FlowId, s: &Sender) -> Option<Time> {
+        let now = ctx.now();
+        let rto = s.rtt().rto();
+        if ctx.nic_flow_bytes(f) > 0 {
+            return Some(now + rto);
+        }
+        let (left, waited) = ctx.nic_flow_departed(f);
+        (waited.ps() >= rto.ps() / 4 && left + rto > now).then_some(left + rto)
+    }
+
+    fn on_ack(&mut self, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
+        let f = pkt.flow;
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        if !s.done {
+            let mss = ctx.format().mss as u64;
+            let size = ctx.flow(f).size;
+            let block = decode_sack(sack, ack, mss, size);
+            let a = Ack {
+                ack,
+                sack: block,
+                window_edge: ack + ((wnd as u64) << self.shift),
+                echo: pkt.sent_at,
+                ece: pkt.has(flags::ECE),
+            };
+            s.on_ack(ctx.now(), a);
+            if self.is_waiting[f.idx()] {
+                // The NIC is full: send when it runs dry, but keep the
+                // timer in step with the ACK.
+                self.sync_timer(ctx, f, &s);
+            } else {
+                self.transmit(ctx, f, &mut s);
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
+    fn on_data(&mut self, ctx: &mut Ctx, pkt: Packet, seq: u64) {
+        let r = &mut self.receivers[pkt.flow.idx()];
+        let end = seq + pkt.payload as u64;
+        if r.holds(seq, end) {
+            // A retransmission of bytes the receiver already had.
+            self.counts.dup_deliveries += 1;
+        }
+        let mut ack = r.on_data(ctx, &pkt, seq);
+        let mss = ctx.format().mss as u64;
+        let sack = encode_sack(r.sack_block(seq), r.rcv_nxt, mss);
+        let wnd = (self.params.rcv_window >> self.shift).min(0xFFFF) as u16;
+        if let Header::TcpAck {
+            sack: s, wnd: w, ..
+        } = &mut ack.header
+        {
+            *s = sack;
+            *w = wnd;
+        }
+        ctx.send(ack);
+    }
+}
+
+/// Encode a SACK block as two 16-bit offsets in MSS from `ack` (start in
+/// the high half); 0 means none. A block too far out is left out; its end
+/// is clipped (reporting less is always safe).
+pub fn encode_sack(block: Option<(u64, u64)>, ack: u64, mss: u64) -> u32 {
+    let Some((a, b)) = block else { return 0 };
+    if a <= ack || b <= a {
+        return 0;
+    }
+    let start = (a - ack) / mss;
+    let end = (b - ack).div_ceil(mss).min(0xFFFF);
+    if start == 0 || start >= end {
+        return 0;
+    }
+    ((start as u32) << 16) | end as u32
+}
+
+/// Decode [`encode_sack`]; `size` clips the last segment.
+pub fn decode_sack(v: u32, ack: u64, mss: u64, size: u64) -> Option<(u64, u64)> {
+    if v == 0 {
+        return None;
+    }
+    let start = ack + (v >> 16) as u64 * mss;
+    let end = (ack + (v & 0xFFFF) as u64 * mss).min(size);
+    (start < end).then_some((start, end))
+}
+
+impl Transport for Tcp {
+    fn name(&self) -> &'static str {
+        match self.params.variant() {
+            Variant::NewReno => "tcp",
+            Variant::Dctcp { .. } => "dctcp",
+            Variant::Cubic => "cubic",
+        }
+    }
+
+    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+        self.ensure(ctx);
+        let mss = ctx.format().mss as u64;
+        let p = &self.params;
+        let cfg = SenderConfig {
+            init_cwnd: p.init_cwnd as u64 * mss,
+            max_cwnd: p.max_cwnd.map_or(u64::MAX, |m| m as u64 * mss),
+            dupthresh: p.dupack_threshold,
+            sack: p.sack,
+            limited_transmit: p.limited_transmit,
+            timer: p.timer,
+            initial_rto: p.initial_rto,
+            min_rto: p.min_rto,
+            max_rto: p.max_rto,
+        };
+        let mut s = Sender::new(ctx.flow(f).size, mss, cfg, self.new_cc(), p.rcv_window);
+        self.transmit(ctx, f, &mut s);
+        self.senders[f.idx()] = Some(s);
+    }
+
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        match pkt.header {
+            Header::TcpData { seq } => self.on_data(ctx, pkt, seq),
+            Header::TcpAck { ack, sack, wnd } => self.on_ack(ctx, pkt, ack, sack, wnd),
+            Header::Ctrl { .. } => debug_assert!(false, "TCP got a foreign packet"),
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        debug_assert_eq!(kind, TIMER_RTO);
+        let f = FlowId(id);
+        let now = ctx.now();
+        if now != self.timer_at[f.idx()] {
+            // A stale event: a newer one is pending.
+            return;
+        }
+        self.timer_at[f.idx()] = Time::MAX;
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        if !s.done && s.rto_deadline != Time::MAX {
+            if now < s.rto_deadline {
+                self.sync_timer(ctx, f, &s);
+            } else if let Some(later) = self.host_delayed_deadline(ctx, f, &s) {
+                self.counts.rto_deferred += 1;
+                s.rto_deadline = later;
+                self.sync_timer(ctx, f, &s);
+            } else {
+                s.on_timeout(now);
+                if self.is_waiting[f.idx()] {
+                    self.sync_timer(ctx, f, &s);
+                } else {
+                    self.transmit(ctx, f, &mut s);
+                }
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        let Some(list) = self.waiting.get_mut(host.idx()) else {
+            return;
+        };
+        let list = std::mem::take(list);
+        for &f in &list {
+            self.is_waiting[f.idx()] = false;
+            if let Some(mut s) = self.senders[f.idx()].take() {
+                self.transmit(ctx, f, &mut s);
+                self.senders[f.idx()] = Some(s);
+            }
+        }
+        // Give the (now empty) list's capacity back unless a flow re-queued.
+        if self.waiting[host.idx()].is_empty() {
+            let mut list = list;
+            list.clear();
+            self.waiting[host.idx()] = list;
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let mut total = SenderStats::default();
+        for s in self.senders.iter().flatten() {
+            total.timeouts += s.stats.timeouts;
+            total.spurious_timeouts += s.stats.spurious_timeouts;
+            total.fast_recoveries += s.stats.fast_recoveries;
+        }
+        vec![
+            ("timeouts", total.timeouts as u64),
+            ("spurious_timeouts", total.spurious_timeouts as u64),
+            ("fast_recoveries", total.fast_recoveries as u64),
+            ("duplicate_deliveries", self.counts.dup_deliveries),
+            ("nic_waits", self.counts.nic_waits),
+            ("rto_deferred_in_nic", self.counts.rto_deferred),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_blocks_round_trip_in_mss_units() {
+        let m = 1460;
+        let v = encode_sack(Some((3 * m, 7 * m)), m, m);
+        assert_eq!(decode_sack(v, m, m, 100 * m), Some((3 * m, 7 * m)));
+        // The flow's short last segment.
+        let size = 10 * m + 100;
+        let v = encode_sack(Some((9 * m, size)), 2 * m, m);
+        assert_eq!(decode_sack(v, 2 * m, m, size), Some((9 * m, size)));
+        assert_eq!(encode_sack(None, 0, m), 0);
+        assert_eq!(decode_sack(0, 0, m, size), None);
+    }
+
+    #[test]
+    fn window_shift_fits_sixteen_bits() {
+        let p = TcpParams::default();
+        assert_eq!(p.window_shift(), 7);
+        assert!((p.rcv_window >> 7) <= 0xFFFF);
+        let small = TcpParams {
+            rcv_window: 65_535,
+            ..TcpParams::default()
+        };
+        assert_eq!(small.window_shift(), 0);
+    }
+}

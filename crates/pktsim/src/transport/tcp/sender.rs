@@ -1,0 +1,756 @@
+//! The sender state machine of one TCP flow: what to send next, loss
+//! detection and recovery, and the retransmission timer. It is pure: it
+//! never touches the network; [`super::Tcp`] asks it for segments while the
+//! host NIC has room and turns them into packets.
+//!
+//! Rules implemented (each arm cites its RFC):
+//! - RFC 5681: slow start / congestion avoidance (through [`Cc`]), fast
+//!   retransmit on the third duplicate ACK, cwnd = 1 MSS after a timeout.
+//! - RFC 3042 Limited Transmit: one new segment on each of the first two
+//!   duplicate ACKs, flight ≤ cwnd + 2·MSS.
+//! - RFC 6582 NewReno (no SACK): partial ACKs retransmit the next hole and
+//!   deflate; the `recover` guard; the timer is restarted on the first
+//!   partial ACK only ("impatient", [`TimerMode::Rfc`]) or on every partial
+//!   ACK and at fast retransmit ([`TimerMode::Linux`]).
+//! - RFC 6675 SACK recovery (with SACK): `IsLost`, `SetPipe`, `NextSeg`
+//!   rules 1–3 over a [`Scoreboard`].
+//! - RFC 6298 timer: started when data is sent and it is off, restarted by
+//!   ACKs of new data, backed off on expiry; ssthresh is computed only on the
+//!   first timeout of a series (RFC 5681 §3.1: not again when the same data
+//!   is retransmitted again), so repeated timeouts do not collapse it.
+//! - RFC 3522 / RFC 4015 Eifel: after a timeout, the first ACK of new data
+//!   whose echoed timestamp predates the retransmission shows the timeout
+//!   was spurious; the window and ssthresh are restored and sending resumes
+//!   with new data.
+//! - RFC 7323 receive window: nothing is sent beyond ack + window.
+
+use crate::time::{Duration, Time};
+use crate::transport::tcp::cc::{AckInfo, Cc, CongestionControl, Window};
+use crate::transport::tcp::rtt::RttEstimator;
+use crate::transport::tcp::scoreboard::Scoreboard;
+
+/// When the retransmission timer is restarted during fast recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerMode {
+    /// RFC 6582 §3.2 step 5 ("impatient"): only on the first partial ACK;
+    /// never at fast retransmit. With SACK, RFC 6298 §5.3 (every ACK of
+    /// new data).
+    #[default]
+    Rfc,
+    /// Linux: on every partial ACK and at fast retransmit.
+    Linux,
+}
+
+/// Sender settings shared by every flow.
+#[derive(Clone, Copy, Debug)]
+pub struct SenderConfig {
+    /// Initial window, bytes.
+    pub init_cwnd: u64,
+    /// Largest window, bytes.
+    pub max_cwnd: u64,
+    /// Duplicate ACKs that trigger fast retransmit (DupThresh).
+    pub dupthresh: u32,
+    /// Use SACK information (RFC 6675) or plain NewReno (RFC 6582).
+    pub sack: bool,
+    /// RFC 3042 Limited Transmit.
+    pub limited_transmit: bool,
+    /// Timer restart rule during recovery.
+    pub timer: TimerMode,
+    /// RTO before the first sample.
+    pub initial_rto: Duration,
+    /// Smallest RTO.
+    pub min_rto: Duration,
+    /// Largest RTO.
+    pub max_rto: Duration,
+}
+
+/// One segment to transmit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// First payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u64,
+    /// Whether the bytes were sent before.
+    pub retx: bool,
+}
+
+/// What an ACK carries, as the sender reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    /// Cumulative acknowledgement: next byte expected.
+    pub ack: u64,
+    /// One SACK block [start, end), if any.
+    pub sack: Option<(u64, u64)>,
+    /// Right edge of the receive window (ack + window).
+    pub window_edge: u64,
+    /// Echoed transmit timestamp of the data that triggered the ACK.
+    pub echo: Time,
+    /// ECN-Echo.
+    pub ece: bool,
+}
+
+/// Saved state to undo a spurious timeout.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    cwnd: u64,
+    ssthresh: u64,
+    /// When the first timeout retransmission was sent.
+    retx_at: Time,
+}
+
+/// Per-flow event counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Retransmission timeouts.
+    pub timeouts: u32,
+    /// Timeouts found spurious by Eifel detection.
+    pub spurious_timeouts: u32,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_recoveries: u32,
+}
+
+/// The sender of one flow.
+#[derive(Clone, Debug)]
+pub struct Sender {
+    size: u64,
+    mss: u64,
+    cfg: SenderConfig,
+    /// First unacknowledged byte.
+    pub snd_una: u64,
+    /// Next byte of the in-order stream to send (rewound by a timeout).
+    pub snd_nxt: u64,
+    /// Highest byte sent + 1 (SND.MAX, RFC 6675 HighData).
+    pub high_data: u64,
+    /// Window and threshold.
+    pub w: Window,
+    /// Congestion controller.
+    pub cc: Cc,
+    dupacks: u32,
+    /// In fast recovery until the cumulative ACK reaches this.
+    recovery: Option<u64>,
+    /// RFC 6582 `recover`: no new recovery until the ACK reaches it.
+    recover: u64,
+    /// A partial ACK already restarted the timer in this recovery.
+    partial_seen: bool,
+    /// RFC 6675 HighRxt: end of the highest retransmitted segment.
+    high_rxt: u64,
+    sb: Scoreboard,
+    window_edge: u64,
+    rtt: RttEstimator,
+    /// Retransmission timer deadline (`Time::MAX`: off).
+    pub rto_deadline: Time,
+    /// A retransmission that goes regardless of the window.
+    force: Option<u64>,
+    /// The last transmit pass stopped at the congestion window.
+    cwnd_limited: bool,
+    undo: Option<Undo>,
+    /// Every byte is acknowledged.
+    pub done: bool,
+    /// Event counts.
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    /// A sender for `size` bytes in `mss`-byte segments; `window` is the
+    /// receive window assumed before the first ACK.
+    pub fn new(size: u64, mss: u64, cfg: SenderConfig, cc: Cc, window: u64) -> Self {
+        Sender {
+            size,
+            mss,
+            cfg,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_data: 0,
+            w: Window {
+                cwnd: cfg.init_cwnd.min(cfg.max_cwnd),
+                ssthresh: u64::MAX,
+                mss,
+            },
+            cc,
+            dupacks: 0,
+            recovery: None,
+            recover: 0,
+            partial_seen: false,
+            high_rxt: 0,
+            sb: Scoreboard::default(),
+            window_edge: window,
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rto_deadline: Time::MAX,
+            force: None,
+            cwnd_limited: false,
+            undo: None,
+            done: false,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Whether the flow is in fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    fn seg_len(&self, seq: u64) -> u64 {
+        (self.size - seq).min(self.mss)
+    }
+
+    /// Bytes counted against cwnd: RFC 6675 pipe in SACK recovery, else
+    /// the unSACKed bytes between snd_una and snd_nxt (FlightSize).
+    pub fn flight(&self) -> u64 {
+        if self.cfg.sack && self.recovery.is_some() {
+            self.sb.pipe(
+                self.snd_una,
+                self.high_data,
+                self.high_rxt,
+                self.cfg.dupthresh,
+                self.mss,
+            )
+        } else {
+            let sacked = if self.sb.is_empty() {
+                0
+            } else {
+                self.sb.sacked_bytes().min(self.snd_nxt - self.snd_una)
+            };
+            self.snd_nxt - self.snd_una - sacked
+        }
+    }
+
+    /// Start a transmit pass (resets the cwnd-limited note).
+    pub fn begin_pass(&mut self) {
+        self.cwnd_limited = false;
+    }
+
+    /// The next segment the windows allow, if any. Call
+    /// [`Sender::on_sent`] once it is handed to the network.
+    pub fn next_segment(&mut self) -> Option<Segment> {
+        if self.done {
+            return None;
+        }
+        if let Some(seq) = self.force.take() {
+            // RFC 5681 §3.2 step 2 / RFC 6582 step 5: this retransmission
+            // goes regardless of the window.
+            if seq >= self.snd_una && seq < self.high_data {
+                return Some(self.segment(seq));
+            }
+        }
+        let mss = self.mss;
+        if self.cfg.sack && self.recovery.is_some() {
+            // RFC 6675 §5 step (C): send while cwnd − pipe ≥ 1 MSS.
+            if self.flight() + mss > self.w.cwnd {
+                self.cwnd_limited = true;
+                return None;
+            }
+            let from = self.high_rxt.max(self.snd_una);
+            let hole = self.sb.next_hole(from, self.cfg.dupthresh, mss);
+            // NextSeg rule 1: a lost segment above HighRxt.
+            if let Some((s, true)) = hole {
+                return Some(self.segment(s));
+            }
+            // Rule 2: new data, if the receive window allows.
+            let seq = self.high_data;
+            if seq < self.size && seq + self.seg_len(seq) <= self.window_edge {
+                self.snd_nxt = seq;
+                return Some(self.segment(seq));
+            }
+            // Rule 3: an unSACKed segment below the highest SACK.
+            if let Some((s, false)) = hole {
+                return Some(self.segment(s));
+            }
+            return None;
+        }
+        let mut seq = self.snd_nxt;
+        if self.cfg.sack {
+            // After a timeout, go back over the unacknowledged data but skip
+            // what the receiver already SACKed.
+            while seq < self.high_data && self.sb.is_sacked(seq, seq + self.seg_len(seq)) {
+                seq += self.seg_len(seq);
+            }
+            self.snd_nxt = seq;
+        }
+        if seq >= self.size {
+            return None;
+        }
+        let len = self.seg_len(seq);
+        let flight = self.flight();
+        if flight > 0 && seq + len > self.window_edge {
+            // RFC 7323 §2.4: stay inside the advertised window (one segment
+            // may probe a closed window when nothing is in flight).
+            return None;
+        }
+        let extra = if self.cfg.limited_transmit
+            && self.recovery.is_none()
+            && (1..=2).contains(&self.dupacks)
+            && seq >= self.high_data
+        {
+            // RFC 3042 §2: new data on the first two duplicate ACKs,
+            // flight ≤ cwnd + 2·MSS.
+            self.dupacks as u64 * mss
+        } else {
+            0
+        };
+        if flight > 0 && flight + len > self.w.cwnd + extra {
+            self.cwnd_limited = true;
+            return None;
+        }
+        Some(self.segment(seq))
+    }
+
+    fn segment(&self, seq: u64) -> Segment {
+        Segment {
+            seq,
+            len: self.seg_len(seq),
+            retx: seq < self.high_data,
+        }
+    }
+
+    /// `seg` was handed to the network at `now`.
+    pub fn on_sent(&mut self, seg: Segment, now: Time) {
+        let end = seg.seq + seg.len;
+        if seg.seq >= self.snd_nxt {
+            self.snd_nxt = end;
+        }
+        if seg.retx && self.recovery.is_some() {
+            self.high_rxt = self.high_rxt.max(end);
+        }
+        self.high_data = self.high_data.max(end);
+        // RFC 6298 §5.1: start the timer if it is off.
+        if self.rto_deadline == Time::MAX {
+            self.rto_deadline = now + self.rtt.rto();
+        }
+    }
+
+    fn restart_timer(&mut self, now: Time) {
+        self.rto_deadline = now + self.rtt.rto();
+    }
+
+    fn info(&self, now: Time, acked: u64, ece: bool) -> AckInfo {
+        AckInfo {
+            now,
+            acked,
+            ece,
+            snd_una: self.snd_una,
+            snd_max: self.high_data,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+        }
+    }
+
+    /// Process an ACK arriving at `now`. Segments to send follow from
+    /// [`Sender::next_segment`].
+    pub fn on_ack(&mut self, now: Time, a: Ack) {
+        if self.done || a.ack > self.high_data {
+            return;
+        }
+        if a.ack >= self.snd_una {
+            self.window_edge = a.window_edge;
+        }
+        let mss = self.mss;
+        let newly = a.ack.saturating_sub(self.snd_una);
+        let mut sack_new = false;
+        if self.cfg.sack {
+            if let Some((s, e)) = a.sack {
+                sack_new = self
+                    .sb
+                    .add(s, e.min(self.high_data), a.ack.max(self.snd_una));
+            }
+        }
+        let info = AckInfo {
+            snd_una: a.ack.max(self.snd_una),
+            ..self.info(now, newly, a.ece)
+        };
+        if let Some(ss) = self.cc.on_ack_seen(&self.w, &info, self.recovery.is_some()) {
+            // ECN reaction outside recovery (DCTCP, RFC 8257 §3.4).
+            self.w.ssthresh = ss;
+            self.w.cwnd = ss;
+        }
+        if newly > 0 {
+            self.on_new_ack(now, a, newly);
+        } else if a.ack == self.snd_una
+            && self.snd_una < self.high_data
+            && (!self.cfg.sack || a.sack.is_none() || sack_new)
+        {
+            self.on_dupack(now);
+        }
+        self.w.cwnd = self.w.cwnd.clamp(mss, self.cfg.max_cwnd.max(mss));
+    }
+
+    fn on_new_ack(&mut self, now: Time, a: Ack, newly: u64) {
+        let mss = self.mss;
+        if let Some(u) = self.undo.take() {
+            if a.echo < u.retx_at {
+                // RFC 3522 §3.2: the ACK was sent for an original
+                // transmission, so the timeout was spurious. RFC 4015 §4:
+                // restore the window, resume with new data.
+                self.stats.spurious_timeouts += 1;
+                self.w.cwnd = self.w.cwnd.max(u.cwnd);
+                self.w.ssthresh = u.ssthresh;
+                self.cc.on_undo();
+                self.snd_nxt = self.high_data;
+            }
+        }
+        // Every ACK echoes its data's timestamp: samples are unambiguous
+        // (no Karn rule needed), one per round trip.
+        self.rtt.on_ack(now, a.echo, a.ack, self.high_data);
+        self.rtt.reset_backoff();
+        self.snd_una = a.ack;
+        self.snd_nxt = self.snd_nxt.max(a.ack);
+        self.high_rxt = self.high_rxt.max(a.ack);
+        self.sb.advance(a.ack);
+        self.dupacks = 0;
+        if a.ack >= self.size {
+            self.done = true;
+            self.rto_deadline = Time::MAX;
+            self.sb.clear();
+            return;
+        }
+        match self.recovery {
+            Some(point) if a.ack >= point => {
+                // Full ACK: leave recovery. RFC 6582 §3.2 step 3 option 1:
+                // cwnd = min(ssthresh, max(FlightSize, MSS) + MSS); with SACK
+                // cwnd stays at ssthresh (RFC 6675 §5).
+                self.recovery = None;
+                self.w.cwnd = if self.cfg.sack {
+                    self.w.ssthresh
+                } else {
+                    let flight = self.high_data - a.ack;
+                    self.w.ssthresh.min(flight.max(mss) + mss)
+                };
+                self.restart_timer(now);
+            }
+            Some(_) => {
+                if self.cfg.sack {
+                    // RFC 6675 §5 / RFC 6298 §5.3: NextSeg does the rest.
+                    self.restart_timer(now);
+                } else {
+                    // RFC 6582 §3.2 step 5: retransmit the first unacked
+                    // segment, deflate by the amount acknowledged and add
+                    // back one MSS if that was at least one MSS.
+                    self.force = Some(a.ack);
+                    self.w.cwnd =
+                        self.w.cwnd.saturating_sub(newly) + if newly >= mss { mss } else { 0 };
+                    if !self.partial_seen || self.cfg.timer == TimerMode::Linux {
+                        self.restart_timer(now);
+                    }
+                    self.partial_seen = true;
+                }
+            }
+            None => {
+                if self.cwnd_limited {
+                    let info = self.info(now, newly, a.ece);
+                    self.cc.on_ack(&mut self.w, &info);
+                }
+                // RFC 6298 §5.3: restart on an ACK of new data.
+                self.restart_timer(now);
+            }
+        }
+    }
+
+    fn on_dupack(&mut self, now: Time) {
+        self.dupacks += 1;
+        if self.recovery.is_some() {
+            if !self.cfg.sack {
+                // RFC 6582 §3.2 step 4: inflate by one MSS per duplicate.
+                self.w.cwnd += self.mss;
+            }
+            return;
+        }
+        let una = self.snd_una;
+        let lost = self.cfg.sack
+            && self
+                .sb
+                .is_lost(una + self.seg_len(una), self.cfg.dupthresh, self.mss);
+        // RFC 6582 §3.2 step 2: only if the ACK covers `recover` (not for
+        // the same window as a previous recovery or timeout).
+        if (self.dupacks >= self.cfg.dupthresh || lost) && una >= self.recover {
+            self.stats.fast_recoveries += 1;
+            let flight = self.high_data - una;
+            self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight);
+            self.recover = self.high_data;
+            self.recovery = Some(self.high_data);
+            self.partial_seen = false;
+            self.undo = None;
+            self.high_rxt = una;
+            self.force = Some(una);
+            self.w.cwnd = if self.cfg.sack {
+                // RFC 6675 §5 step (4.2): cwnd = ssthresh.
+                self.w.ssthresh
+            } else {
+                // RFC 5681 §3.2 step 3 (kept by RFC 6582).
+                self.w.ssthresh + 3 * self.mss
+            };
+            if self.cfg.timer == TimerMode::Linux {
+                self.restart_timer(now);
+            }
+        }
+    }
+
+    /// The retransmission timer fired at `now` (the caller checked the
+    /// deadline).
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.done || self.snd_una >= self.high_data {
+            self.rto_deadline = Time::MAX;
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = self.high_data - self.snd_una;
+        if self.rtt.backoff() == 0 {
+            // First timeout of a series: RFC 5681 eq. 4. A repeated timeout
+            // keeps ssthresh (RFC 5681 §3.1: ssthresh is not recomputed when
+            // the same data is retransmitted again).
+            self.undo = Some(Undo {
+                cwnd: self.w.cwnd,
+                ssthresh: self.w.ssthresh,
+                retx_at: now,
+            });
+            self.w.ssthresh = self.cc.ssthresh_on_timeout(&self.w, flight, now);
+        }
+        // RFC 5681 §3.1: loss window of one segment; go back to snd_una.
+        self.w.cwnd = self.mss;
+        self.recovery = None;
+        self.dupacks = 0;
+        // RFC 6582 §3.2 step 6: no fast retransmit for this window.
+        self.recover = self.high_data;
+        self.snd_nxt = self.snd_una;
+        self.high_rxt = self.snd_una;
+        self.force = None;
+        // RFC 6298 §5.5–5.6: back off and restart.
+        self.rtt.on_timeout();
+        self.restart_timer(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::tcp::newreno::NewReno;
+
+    const M: u64 = 1000;
+
+    fn cfg(sack: bool) -> SenderConfig {
+        SenderConfig {
+            init_cwnd: 4 * M,
+            max_cwnd: u64::MAX,
+            dupthresh: 3,
+            sack,
+            limited_transmit: true,
+            timer: TimerMode::Rfc,
+            initial_rto: Duration::from_us(1000),
+            min_rto: Duration::from_us(200),
+            max_rto: Duration::from_ms(100),
+        }
+    }
+
+    fn t(us: u64) -> Time {
+        Time::ZERO + Duration::from_us(us)
+    }
+
+    /// Send everything the windows allow; return the segment starts.
+    fn pump(s: &mut Sender, now: Time) -> Vec<u64> {
+        s.begin_pass();
+        let mut out = Vec::new();
+        while let Some(seg) = s.next_segment() {
+            s.on_sent(seg, now);
+            out.push(seg.seq);
+        }
+        out
+    }
+
+    fn ack(a: u64, sack: Option<(u64, u64)>, echo: Time) -> Ack {
+        Ack {
+            ack: a,
+            sack,
+            window_edge: a + 1_000_000,
+            echo,
+            ece: false,
+        }
+    }
+
+    fn sender(sack: bool, size: u64) -> Sender {
+        Sender::new(
+            size,
+            M,
+            cfg(sack),
+            Cc::NewReno(NewReno::default()),
+            1_000_000,
+        )
+    }
+
+    #[test]
+    fn limited_transmit_then_fast_retransmit() {
+        let mut s = sender(false, 100 * M);
+        assert_eq!(pump(&mut s, t(0)), vec![0, M, 2 * M, 3 * M]);
+        // Segment 0 lost: 1, 2, 3 produce duplicate ACKs.
+        s.on_ack(t(10), ack(0, None, t(0)));
+        // RFC 3042: one new segment per duplicate.
+        assert_eq!(pump(&mut s, t(10)), vec![4 * M]);
+        s.on_ack(t(11), ack(0, None, t(0)));
+        assert_eq!(pump(&mut s, t(11)), vec![5 * M]);
+        s.on_ack(t(12), ack(0, None, t(0)));
+        // Third duplicate: retransmit 0; ssthresh = FlightSize/2 = 3000,
+        // cwnd = ssthresh + 3 MSS.
+        assert_eq!(pump(&mut s, t(12)), vec![0]);
+        assert!(s.in_recovery());
+        assert_eq!(s.w.ssthresh, 3 * M);
+        assert_eq!(s.w.cwnd, 6 * M);
+        // The timer was not restarted by the fast retransmit (RFC 6298).
+        assert_eq!(s.rto_deadline, t(1000));
+    }
+
+    #[test]
+    fn partial_ack_retransmits_next_hole_and_restarts_timer_once() {
+        let mut s = sender(false, 100 * M);
+        s.w.cwnd = 10 * M;
+        pump(&mut s, t(0));
+        // Segments 0 and 5 lost.
+        for i in 0..3 {
+            s.on_ack(t(20 + i), ack(0, None, t(0)));
+            pump(&mut s, t(20 + i));
+        }
+        assert!(s.in_recovery());
+        let recover = s.high_data;
+        // The retransmitted 0 fills the first hole: ACK 5000 is partial.
+        s.on_ack(t(40), ack(5 * M, None, t(21)));
+        let sent = pump(&mut s, t(40));
+        assert_eq!(sent[0], 5 * M, "RFC 6582 step 5: retransmit the next hole");
+        let first = s.rto_deadline;
+        assert!(first > t(40));
+        // A second partial ACK does not restart the timer (impatient rule).
+        s.on_ack(t(60), ack(5 * M, None, t(40)));
+        s.on_ack(t(61), ack(6 * M, None, t(40)));
+        pump(&mut s, t(61));
+        assert_eq!(s.rto_deadline, first);
+        assert!(s.in_recovery());
+        // The full ACK ends recovery.
+        s.on_ack(t(80), ack(recover, None, t(60)));
+        assert!(!s.in_recovery());
+        assert!(s.w.cwnd <= s.w.ssthresh);
+    }
+
+    /// A path that delivers in order and loses the first transmission of
+    /// the segments in `lose`; the receiver ACKs every segment with the SACK
+    /// block holding it. Returns every segment sent.
+    fn run_path(s: &mut Sender, lose: &[u64]) -> Vec<Segment> {
+        use crate::transport::receiver::insert_range;
+        let mut wire = std::collections::VecDeque::new();
+        let mut sent = Vec::new();
+        let mut now = 0;
+        let mut send = |s: &mut Sender, now: u64, wire: &mut std::collections::VecDeque<_>| {
+            s.begin_pass();
+            while let Some(seg) = s.next_segment() {
+                s.on_sent(seg, t(now));
+                wire.push_back((seg, now));
+                sent.push(seg);
+            }
+        };
+        send(s, now, &mut wire);
+        let (mut rcv_nxt, mut ooo) = (0u64, Vec::new());
+        while let Some((seg, at)) = wire.pop_front() {
+            now += 1;
+            if !seg.retx && lose.contains(&seg.seq) {
+                continue;
+            }
+            let end = seg.seq + seg.len;
+            if seg.seq <= rcv_nxt {
+                rcv_nxt = rcv_nxt.max(end);
+                while let Some(&(a, b)) = ooo.first() {
+                    if a > rcv_nxt {
+                        break;
+                    }
+                    rcv_nxt = rcv_nxt.max(b);
+                    ooo.remove(0);
+                }
+            } else {
+                insert_range(&mut ooo, seg.seq, end);
+            }
+            let blk = ooo
+                .iter()
+                .find(|r: &&(u64, u64)| r.0 <= seg.seq && seg.seq < r.1)
+                .copied();
+            s.on_ack(t(now), ack(rcv_nxt, blk, t(at)));
+            send(s, now, &mut wire);
+        }
+        sent
+    }
+
+    #[test]
+    fn sack_recovery_retransmits_only_the_holes() {
+        let lose = [2 * M, 5 * M, 6 * M, 9 * M];
+        let mut s = sender(true, 40 * M);
+        s.w.cwnd = 10 * M;
+        s.w.ssthresh = 10 * M;
+        let sent = run_path(&mut s, &lose);
+        assert!(s.done, "flow finished without a timeout");
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats.fast_recoveries, 1);
+        let retx: Vec<u64> = sent.iter().filter(|g| g.retx).map(|g| g.seq).collect();
+        assert_eq!(retx, lose.to_vec(), "each hole once, nothing else");
+        // NewReno without SACK recovers one hole per round trip and
+        // retransmits more for the same losses.
+        let mut n = sender(false, 40 * M);
+        n.w.cwnd = 10 * M;
+        n.w.ssthresh = 10 * M;
+        let sent_n = run_path(&mut n, &lose);
+        assert!(n.done);
+        let retx_n = sent_n.iter().filter(|g| g.retx).count();
+        assert!(retx_n >= lose.len(), "NewReno retransmitted {retx_n}");
+    }
+
+    #[test]
+    fn timeouts_back_off_and_hold_ssthresh() {
+        let mut s = sender(false, 100 * M);
+        s.w.cwnd = 20 * M;
+        pump(&mut s, t(0));
+        s.on_timeout(t(1000));
+        assert_eq!(s.w.ssthresh, 10 * M);
+        assert_eq!(s.w.cwnd, M);
+        assert_eq!(pump(&mut s, t(1000)), vec![0]);
+        assert_eq!(s.rto_deadline, t(3000), "RTO doubled");
+        s.on_timeout(t(3000));
+        // RFC 5681 §3.1: not recomputed from the 1-MSS flight.
+        assert_eq!(s.w.ssthresh, 10 * M);
+        assert_eq!(s.rto_deadline, t(7000));
+        assert_eq!(s.stats.timeouts, 2);
+    }
+
+    #[test]
+    fn eifel_detects_a_spurious_timeout_and_undoes_it() {
+        let mut s = sender(false, 100 * M);
+        s.w.cwnd = 20 * M;
+        pump(&mut s, t(0));
+        s.on_timeout(t(1000));
+        pump(&mut s, t(1000));
+        // The ACK of the original transmission (echo t = 0) arrives late.
+        s.on_ack(t(1010), ack(M, None, t(0)));
+        assert_eq!(s.stats.spurious_timeouts, 1);
+        assert_eq!(s.w.ssthresh, u64::MAX);
+        assert!(s.w.cwnd >= 20 * M);
+        // Resume with new data, not a go-back-N resend.
+        assert_eq!(s.snd_nxt, 20 * M);
+        // A genuine one: the ACK echoes the retransmission.
+        let mut g = sender(false, 100 * M);
+        pump(&mut g, t(0));
+        g.on_timeout(t(1000));
+        pump(&mut g, t(1000));
+        g.on_ack(t(1010), ack(M, None, t(1000)));
+        assert_eq!(g.stats.spurious_timeouts, 0);
+        assert_eq!(g.w.cwnd, 2 * M);
+    }
+
+    #[test]
+    fn receive_window_caps_the_flight() {
+        let mut s = sender(false, 100 * M);
+        s.w.cwnd = 50 * M;
+        s.window_edge = 5 * M;
+        assert_eq!(pump(&mut s, t(0)).len(), 5);
+        let mut a = ack(M, None, t(0));
+        a.window_edge = M + 5 * M;
+        s.on_ack(t(10), a);
+        assert_eq!(pump(&mut s, t(10)), vec![5 * M]);
+    }
+}
