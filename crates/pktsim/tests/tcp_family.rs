@@ -222,3 +222,32 @@ fn datamining_dctcp_retransmits_only_what_was_lost() {
     assert!(mean < 10.0, "mean slowdown {mean:.2}");
     assert_eq!(out.counters.in_flight[0], 0, "data left queued at the end");
 }
+
+#[test]
+fn host_nic_can_mark_ecn_and_dctcp_reacts_without_drops() {
+    // The NIC's own queue marks above 5 packets (host_queue accepts a
+    // marking threshold); switches do not mark. DCTCP's slow start builds
+    // a queue in its own NIC, is marked there and backs off.
+    let toml = r#"
+[topology]
+kind = "dumbbell"
+senders = 1
+host_rate = "10Gbps"
+host_delay = "1us"
+bottleneck_rate = "10Gbps"
+bottleneck_delay = "10us"
+[network]
+host_queue = { kind = "priority", classes = 2, k_packets = 5 }
+[transport]
+protocol = "dctcp"
+[[workload]]
+kind = "static"
+pairs = [[0, 1]]
+size = 10000000
+"#;
+    let (out, stats) = run_tcp(toml);
+    assert!(out.counters.ecn_marked > 0, "the NIC marked nothing");
+    assert_eq!(out.counters.dropped_total(0), 0);
+    assert_eq!(stats[0].timeouts, 0);
+    assert_eq!(out.stop_reason, "all_flows_done");
+}
