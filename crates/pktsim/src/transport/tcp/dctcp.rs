@@ -123,4 +123,28 @@ mod tests {
         assert_eq!(half.reduced(4000, 2920), 3000);
         assert_eq!(half.reduced(3000, 2920), 2920);
     }
+
+    #[test]
+    fn no_ece_cut_during_loss_recovery() {
+        let w = Window {
+            cwnd: 40_000,
+            ssthresh: 20_000,
+            mss: 1000,
+        };
+        let info = |una: u64| AckInfo {
+            now: crate::time::Time::ZERO,
+            acked: 1000,
+            ece: true,
+            snd_una: una,
+            snd_max: 50_000,
+            srtt: None,
+            min_rtt: None,
+        };
+        let mut d = Dctcp::new(1.0 / 16.0, 1.0);
+        // In recovery: α is updated, the loss-based ssthresh stands.
+        assert_eq!(d.on_ack_seen(&w, &info(1000), true), None);
+        // After recovery, the next window's ECE cuts by α/2.
+        let mut d = Dctcp::new(1.0 / 16.0, 1.0);
+        assert_eq!(d.on_ack_seen(&w, &info(1000), false), Some(20_000));
+    }
 }

@@ -753,4 +753,23 @@ mod tests {
         s.on_ack(t(10), a);
         assert_eq!(pump(&mut s, t(10)), vec![5 * M]);
     }
+
+    #[test]
+    fn linux_timer_mode_rearms_at_fast_retransmit_and_every_partial_ack() {
+        let mut s = sender(false, 100 * M);
+        s.cfg.timer = TimerMode::Linux;
+        s.w.cwnd = 10 * M;
+        pump(&mut s, t(0));
+        for i in 0..3 {
+            s.on_ack(t(20 + i), ack(0, None, t(0)));
+            pump(&mut s, t(20 + i));
+        }
+        assert!(s.in_recovery());
+        // Re-armed at the fast retransmit (the RFC mode keeps t = 1000).
+        assert_eq!(s.rto_deadline, t(22 + 1000));
+        s.on_ack(t(40), ack(5 * M, None, t(21)));
+        let first = s.rto_deadline;
+        s.on_ack(t(61), ack(6 * M, None, t(40)));
+        assert!(s.rto_deadline > first, "second partial ACK re-arms");
+    }
 }
