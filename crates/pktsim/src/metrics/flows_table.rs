@@ -127,6 +127,7 @@ mod tests {
             sim_time: Time(10_000_000),
             wall_time: std::time::Duration::ZERO,
             protocol: "pfabric".into(),
+            protocol_counters: Default::default(),
             seed: 1,
             stop_reason: "time_limit".into(),
         };
