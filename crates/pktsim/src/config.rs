@@ -35,8 +35,9 @@ use crate::net::queue::QueueConfig;
 use crate::net::switch::Refusal;
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::net::{Forwarding, LoadBalancing, Network, NetworkParams};
+use crate::resources::{Estimate, LimitsConfig};
 use crate::sim::{PacketFormat, Progress, RunLimits, Simulation, Transport};
-use crate::time::{parse_duration, Time};
+use crate::time::{parse_duration, Duration, Time, MAX_DURATION, MAX_DURATION_DAYS};
 use crate::transport::{run_to_end, SimSetup, TransportConfig};
 use crate::workload::{self, Workload, WorkloadConfig, WorkloadEnv};
 use serde::{Deserialize, Serialize};
@@ -67,6 +68,9 @@ pub struct Config {
     /// What to record.
     #[serde(default)]
     pub output: OutputConfig,
+    /// Memory and event limits (see [`crate::resources`]).
+    #[serde(default, skip_serializing_if = "LimitsConfig::is_default")]
+    pub limits: LimitsConfig,
 }
 
 fn d_seed() -> u64 {
@@ -217,9 +221,17 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
         .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
         .unwrap_or(1);
     let msg = inner.message().trim().replace('\n', " ");
-    // Tagged enums are parsed from a buffered table, so toml's span points
-    // at the table header; find the offending key's own line instead.
-    let line = unknown_key(&msg)
+    // Tagged enums are parsed from a buffered table: serde's path stops at
+    // the table and toml's span points at its header. Find the key.
+    let (path, key) = match unknown_key(&msg) {
+        Some(k) => (path, Some(k.to_string())),
+        None => match culprit_key(src, &path, &msg) {
+            Some(k) => (format!("{path}.{k}"), Some(k)),
+            None => (path, None),
+        },
+    };
+    let line = key
+        .as_deref()
         .and_then(|key| {
             src.lines().enumerate().skip(line - 1).find_map(|(i, l)| {
                 let rest = l.trim_start().strip_prefix(key)?;
@@ -237,6 +249,67 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
         line,
         msg,
     }
+}
+
+/// The key of the table at `path` that makes deserialization fail with
+/// `msg`: the one whose removal changes the error. Serde visits a table's
+/// keys before it checks for missing ones, so removing any other key leaves
+/// the same type error, and removing the culprit turns it into another
+/// (a missing field) or none. Only run on the error path, on small files.
+fn culprit_key(src: &str, path: &str, msg: &str) -> Option<String> {
+    if path.is_empty() || path == "." || msg.contains("missing field") {
+        return None;
+    }
+    let doc: toml::Table = toml::from_str(src).ok()?;
+    let mut segments = Vec::new();
+    for part in path.split('.') {
+        let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+        segments.push((name.to_string(), None));
+        for idx in rest.split('[') {
+            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
+                segments.push((String::new(), Some(i)));
+            }
+        }
+    }
+    fn table_at<'a>(
+        v: &'a mut toml::Table,
+        segs: &[(String, Option<usize>)],
+    ) -> Option<&'a mut toml::Table> {
+        let mut cur = v;
+        let mut i = 0;
+        while i < segs.len() {
+            let mut val = cur.get_mut(&segs[i].0)?;
+            i += 1;
+            while let Some((_, Some(ix))) = segs.get(i) {
+                val = val.as_array_mut()?.get_mut(*ix)?;
+                i += 1;
+            }
+            cur = val.as_table_mut()?;
+        }
+        Some(cur)
+    }
+    let keys: Vec<String> = {
+        let mut d = doc.clone();
+        table_at(&mut d, &segments)?.keys().cloned().collect()
+    };
+    // Not the tag: without it serde cannot pick the variant at all.
+    keys.into_iter()
+        .filter(|k| k != "kind" && k != "protocol")
+        .find(|k| {
+            let mut d = doc.clone();
+            let Some(t) = table_at(&mut d, &segments) else {
+                return false;
+            };
+            t.remove(k);
+            let Ok(text) = toml::to_string(&d) else {
+                return false;
+            };
+            let de = toml::Deserializer::new(&text);
+            match serde_path_to_error::deserialize::<_, Config>(de) {
+                Ok(_) => true,
+                Err(e) => e.into_inner().message().trim().replace('\n', " ") != msg,
+            }
+        })
 }
 
 /// The key named by an "unknown field `key`" message.
@@ -312,6 +385,36 @@ impl Config {
             None => None,
         };
         self.transport.validate()?;
+        // Count what the config asks for before allocating any of it.
+        let limits = self.limits.resolve()?;
+        let counts = self.topology.counts()?;
+        let extra = self.transport.wants_extra_host() as u64;
+        let mut estimate = Estimate::default();
+        estimate.topology(
+            counts.hosts + extra,
+            counts.nodes + extra,
+            counts.links + extra,
+        );
+        let planned = workload::planned_flows(
+            &self.workload,
+            counts.hosts,
+            self.topology.host_rate()?,
+            n.mss,
+            n.header_bytes,
+            base_dir,
+        )?;
+        let total: u64 = planned.iter().fold(0, |a, (_, f)| a.saturating_add(*f));
+        if total >= u32::MAX as u64 {
+            let (field, _) = planned.iter().max_by_key(|(_, f)| *f).expect("flows");
+            return Err(Error::config(
+                field.clone(),
+                format!("{total} flows: more than pktsim can number (at most 2^32 - 2 per run)"),
+            ));
+        }
+        for (field, f) in &planned {
+            estimate.flows(field, *f);
+        }
+        estimate.check(&limits)?;
         let mut topo = self.topology.build()?;
         // Hosts the workload may use: an extra server that the transport
         // asks for (Fastpass's arbiter) is not one of them.
@@ -360,9 +463,13 @@ impl Config {
         };
         let workload = workload::generate(&self.workload, &env)?;
         let time_limit = match &self.run.time_limit {
-            Some(s) => Some(
-                Time::ZERO + parse_duration(s).map_err(|m| Error::config("run.time_limit", m))?,
-            ),
+            Some(s) => {
+                let d = parse_duration(s).map_err(|m| Error::config("run.time_limit", m))?;
+                if d == Duration::ZERO {
+                    return Err(Error::config("run.time_limit", "must be positive"));
+                }
+                Some(Time::ZERO + d)
+            }
             None => None,
         };
         let sample = match &self.output.queue_sample_interval {
@@ -379,6 +486,33 @@ impl Config {
             }
             None => None,
         };
+        check_time_range(&topo, &workload)?;
+        // The estimate again, with the flows as generated, queue samples
+        // and events: the run allocates these as it goes.
+        let mut estimate = Estimate::default();
+        estimate.topology(
+            topo.n_hosts as u64,
+            topo.n_nodes() as u64,
+            topo.links.len() as u64,
+        );
+        estimate.flows("workload", workload.flows.len() as u64);
+        if let Some(iv) = sample {
+            let ticks = sample_horizon(&topo, &workload, time_limit).ps() / iv.ps() + 1;
+            let ports = 2 * topo.links.len() as u64;
+            let ports = if self.output.sample_host_queues {
+                ports
+            } else {
+                ports - topo.n_hosts as u64
+            };
+            estimate.queue_samples(ticks, ports);
+        }
+        let mss = n.mss as u64;
+        let packets = workload
+            .flows
+            .iter()
+            .fold(0u64, |a, f| a.saturating_add(f.size.div_ceil(mss)));
+        estimate.packets("workload", packets);
+        estimate.check(&limits)?;
         if let Some(b) = &self.output.size_buckets {
             if b.is_empty() || b.windows(2).any(|w| w[0] >= w[1]) {
                 return Err(Error::config(
@@ -403,6 +537,48 @@ impl Config {
                 sample_host_queues: self.output.sample_host_queues,
             },
         })
+    }
+}
+
+/// Every flow must be able to finish inside the time range: the largest one,
+/// sent alone over the slowest link, after the last start.
+fn check_time_range(topo: &TopologySpec, workload: &Workload) -> Result<()> {
+    let (Some(largest), Some(slowest), Some(last)) = (
+        workload.flows.iter().map(|f| f.size).max(),
+        topo.links.iter().map(|l| l.rate).min(),
+        workload.flows.last().map(|f| f.start),
+    ) else {
+        return Ok(());
+    };
+    let fits = slowest
+        .checked_tx_time(largest)
+        .filter(|d| (last + *d) <= Time::ZERO + MAX_DURATION);
+    if fits.is_none() {
+        return Err(Error::config(
+            "topology",
+            format!(
+                "the largest flow ({largest} bytes) cannot be sent over the slowest link \
+                 ({slowest}) within the simulator's time range of {MAX_DURATION_DAYS} days"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A lower bound on how long a run lasts, for the queue-sample estimate:
+/// until the last flow starts, or the largest is sent at the host rate,
+/// or the time limit if that is earlier.
+fn sample_horizon(topo: &TopologySpec, workload: &Workload, limit: Option<Time>) -> Duration {
+    let last = workload.flows.last().map_or(Time::ZERO, |f| f.start);
+    let largest = workload.flows.iter().map(|f| f.size).max().unwrap_or(0);
+    let fastest = topo.links.iter().map(|l| l.rate).max();
+    let send = fastest
+        .and_then(|r| r.checked_tx_time(largest))
+        .unwrap_or(MAX_DURATION);
+    let end = (last.since(Time::ZERO)).max(send);
+    match limit {
+        Some(t) => end.min(t.since(Time::ZERO)),
+        None => end,
     }
 }
 

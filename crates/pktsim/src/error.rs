@@ -48,6 +48,15 @@ pub enum Error {
     /// Writing results failed.
     #[error("output: {0}")]
     Output(String),
+    /// The results directory cannot be used (it is a file, or cannot be
+    /// written); found before anything runs.
+    #[error("{}: {msg}", dir.display())]
+    OutDir {
+        /// The directory given for the results.
+        dir: PathBuf,
+        /// What is wrong with it.
+        msg: String,
+    },
 }
 
 impl Error {

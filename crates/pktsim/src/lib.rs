@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod net;
 pub mod output;
 pub mod packet;
+pub mod resources;
 pub mod sim;
 pub mod time;
 pub mod transport;

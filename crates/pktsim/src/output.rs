@@ -261,6 +261,83 @@ pub fn write_reference(
     write_atomic(path, &parquet_bytes(&batch, &[])?)
 }
 
+/// The files a run writes into its directory, and those `pktsim report`
+/// makes from them: an earlier run's copies are removed before a rerun, so
+/// that none of them can pass for the new run's.
+pub const RUN_FILES: &[&str] = &[
+    "flows.parquet",
+    "queues.parquet",
+    "summary.json",
+    "config.toml",
+    "report.html",
+    "reference.parquet",
+];
+
+fn out_dir_err(dir: &Path, msg: impl Into<String>) -> Error {
+    Error::OutDir {
+        dir: dir.to_path_buf(),
+        msg: msg.into(),
+    }
+}
+
+/// Check that results can be written into `dir` before anything runs: it
+/// is a directory (or can be made in one) and a file can be created there.
+/// Creates nothing that stays.
+pub fn check_out_dir(dir: &Path) -> Result<()> {
+    // The nearest folder that exists: `dir` or one of its parents.
+    let existing = dir
+        .ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("."));
+    if !existing.is_dir() {
+        let msg = if existing == dir {
+            "is a file, not a directory; give --out a directory".to_string()
+        } else {
+            format!(
+                "{} is a file, so no directory can be made under it",
+                existing.display()
+            )
+        };
+        return Err(out_dir_err(dir, msg));
+    }
+    let probe = existing.join(format!(".pktsim-write-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| out_dir_err(dir, format!("cannot write in {}: {e}", existing.display())))
+}
+
+/// Make `dir` and remove what an earlier run left there ([`RUN_FILES`] and
+/// the report's `plots/*.png`). Other files are left alone.
+pub fn prepare_out_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| out_dir_err(dir, e.to_string()))?;
+    for f in RUN_FILES {
+        let p = dir.join(f);
+        if p.is_file() {
+            std::fs::remove_file(&p).map_err(|e| out_dir_err(dir, format!("{f}: {e}")))?;
+        }
+    }
+    let plots = dir.join("plots");
+    if let Ok(entries) = std::fs::read_dir(&plots) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "png") {
+                std::fs::remove_file(&p)
+                    .map_err(|e| out_dir_err(dir, format!("{}: {e}", p.display())))?;
+            }
+        }
+        // Only when nothing else is in it.
+        let _ = std::fs::remove_dir(&plots);
+    }
+    Ok(())
+}
+
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -371,6 +448,37 @@ mod tests {
         assert!(tmp.join("a/summary.json").exists() && tmp.join("a/config.toml").exists());
         let summary = std::fs::read_to_string(tmp.join("a/summary.json")).unwrap();
         assert!(summary.contains("\"command_line\"") && summary.contains("\"slowdown\""));
+        std::fs::remove_dir_all(&tmp).ok();
+    }
+
+    #[test]
+    fn out_dir_checks_and_stale_files() {
+        let tmp = std::env::temp_dir().join(format!("pktsim-outdir-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let file = tmp.join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let e = check_out_dir(&file).unwrap_err().to_string();
+        assert!(e.contains("is a file"), "{e}");
+        let e = check_out_dir(&file.join("sub")).unwrap_err().to_string();
+        assert!(e.contains("is a file"), "{e}");
+        // A new directory is fine and is not created by the check.
+        assert!(check_out_dir(&tmp.join("new/deeper")).is_ok());
+        assert!(!tmp.join("new").exists());
+        // A rerun's directory loses the old run's files, keeps others.
+        let d = tmp.join("run");
+        std::fs::create_dir_all(d.join("plots")).unwrap();
+        for f in [
+            "queues.parquet",
+            "summary.json",
+            "notes.txt",
+            "plots/old.png",
+        ] {
+            std::fs::write(d.join(f), "old").unwrap();
+        }
+        prepare_out_dir(&d).unwrap();
+        assert!(!d.join("queues.parquet").exists() && !d.join("summary.json").exists());
+        assert!(!d.join("plots").exists());
+        assert!(d.join("notes.txt").exists());
         std::fs::remove_dir_all(&tmp).ok();
     }
 }

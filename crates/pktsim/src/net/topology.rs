@@ -181,8 +181,20 @@ pub struct ExplicitLink {
 fn rate(s: &str, field: &str) -> Result<Rate> {
     parse_rate(s).map_err(|m| Error::config(format!("topology.{field}"), m))
 }
+/// The longest one-way link delay a topology may give: 10 s, several times
+/// the Earth–Moon distance. Longer is a typo (`"1000s"` for `"1000us"`), and
+/// every timer of every protocol would wait for it.
+pub const MAX_LINK_DELAY: Duration = Duration::from_ms(10_000);
+
 fn delay(s: &str, field: &str) -> Result<Duration> {
-    parse_duration(s).map_err(|m| Error::config(format!("topology.{field}"), m))
+    let d = parse_duration(s).map_err(|m| Error::config(format!("topology.{field}"), m))?;
+    if d > MAX_LINK_DELAY {
+        return Err(Error::config(
+            format!("topology.{field}"),
+            format!("{s:?} is longer than the 10 s pktsim accepts for one link"),
+        ));
+    }
+    Ok(d)
 }
 fn positive(v: u32, field: &str) -> Result<u32> {
     if v == 0 {
@@ -222,19 +234,7 @@ impl TopologyConfig {
                 fabric_rate,
                 link_delay,
             } => {
-                if *k < 2 || k % 2 != 0 {
-                    return Err(Error::config(
-                        "topology.k",
-                        format!("must be even and ≥ 2, got {k}"),
-                    ));
-                }
-                let pods = pods.unwrap_or(*k);
-                if pods == 0 || pods > *k {
-                    return Err(Error::config(
-                        "topology.pods",
-                        format!("must be between 1 and k = {k}"),
-                    ));
-                }
+                let pods = fat_tree_pods(*k, *pods)?;
                 fat_tree(
                     *k,
                     pods,
@@ -295,6 +295,69 @@ impl TopologyConfig {
         }
     }
 
+    /// Hosts, nodes and links this config builds, counted without building
+    /// it (for the resource estimate) and checked to fit pktsim's `u32`
+    /// node ids.
+    pub fn counts(&self) -> Result<TopologyCounts> {
+        let (hosts, switches, links) = match self {
+            TopologyConfig::LeafSpine {
+                spines,
+                leaves,
+                hosts_per_leaf,
+                ..
+            } => {
+                let (s, l, h) = (*spines as u128, *leaves as u128, *hosts_per_leaf as u128);
+                (l * h, l + s, l * h + l * s)
+            }
+            TopologyConfig::FatTree {
+                k,
+                pods,
+                oversubscription,
+                ..
+            } => {
+                let pods = fat_tree_pods(*k, *pods)? as u128;
+                let half = *k as u128 / 2;
+                let hosts = pods * half * half * oversubscription.unwrap_or(1) as u128;
+                // ToRs and aggregation switches per pod, cores shared.
+                let switches = 2 * pods * half + half * half;
+                (hosts, switches, hosts + 2 * pods * half * half)
+            }
+            TopologyConfig::Dumbbell {
+                senders, receivers, ..
+            } => {
+                let h = *senders as u128 + receivers.unwrap_or(1) as u128;
+                (h, 2, h + 1)
+            }
+            TopologyConfig::Star { hosts, .. } => (*hosts as u128, 1, *hosts as u128),
+            TopologyConfig::Explicit {
+                hosts,
+                switches,
+                links,
+            } => (
+                hosts.len() as u128,
+                switches.len() as u128,
+                links.len() as u128,
+            ),
+        };
+        // Wide enough for any u32 inputs; one spare id for a transport's
+        // extra host (Fastpass's arbiter).
+        let nodes = hosts + switches;
+        if nodes >= u32::MAX as u128 || links >= (u32::MAX / 2) as u128 {
+            return Err(Error::config(
+                "topology",
+                format!(
+                    "{nodes} nodes and {links} links: more than pktsim can number \
+                     (node ids are 32-bit)"
+                ),
+            ));
+        }
+        Ok(TopologyCounts {
+            hosts: hosts as u64,
+            nodes: nodes as u64,
+            links: links as u64,
+        })
+    }
+
     /// Rate of host access links (the reference for offered load), taken
     /// from the config without building.
     pub fn host_rate(&self) -> Result<Rate> {
@@ -309,6 +372,35 @@ impl TopologyConfig {
                 .and_then(|l| rate(&l.rate, "links[0].rate")),
         }
     }
+}
+
+/// Hosts, nodes and links of a topology, counted before it is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopologyCounts {
+    /// Hosts.
+    pub hosts: u64,
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Bidirectional links.
+    pub links: u64,
+}
+
+/// Check a fat tree's radix and pod count; the pods to build.
+fn fat_tree_pods(k: u32, pods: Option<u32>) -> Result<u32> {
+    if k < 2 || k % 2 != 0 {
+        return Err(Error::config(
+            "topology.k",
+            format!("must be even and ≥ 2, got {k}"),
+        ));
+    }
+    let pods = pods.unwrap_or(k);
+    if pods == 0 || pods > k {
+        return Err(Error::config(
+            "topology.pods",
+            format!("must be between 1 and k = {k}"),
+        ));
+    }
+    Ok(pods)
 }
 
 fn names(prefix: &str, n: u32) -> impl Iterator<Item = String> + '_ {
@@ -590,5 +682,32 @@ mod tests {
         assert_eq!(t.n_hosts, 16);
         assert_eq!(t.n_nodes(), 16 + 8 + 8 + 4);
         assert_eq!(t.links.len(), 16 + 16 + 16);
+    }
+
+    #[test]
+    fn counts_match_what_is_built() {
+        let configs = [
+            "kind = \"leaf_spine\"\nspines = 3\nleaves = 5\nhosts_per_leaf = 7\nhost_rate = \"10G\"\nfabric_rate = \"40G\"\nlink_delay = \"1us\"",
+            "kind = \"fat_tree\"\nk = 8\npods = 3\noversubscription = 2\nhost_rate = \"10G\"\nfabric_rate = \"40G\"\nlink_delay = \"1us\"",
+            "kind = \"fat_tree\"\nk = 4\nhost_rate = \"10G\"\nfabric_rate = \"40G\"\nlink_delay = \"1us\"",
+            "kind = \"dumbbell\"\nsenders = 4\nreceivers = 2\nhost_rate = \"10G\"\nhost_delay = \"1us\"\nbottleneck_rate = \"1G\"\nbottleneck_delay = \"1us\"",
+            "kind = \"star\"\nhosts = 9\nhost_rate = \"10G\"\nlink_delay = \"1us\"",
+        ];
+        for text in configs {
+            let cfg: TopologyConfig = toml::from_str(text).unwrap();
+            let t = cfg.build().unwrap();
+            let c = cfg.counts().unwrap();
+            assert_eq!(
+                (c.hosts, c.nodes, c.links),
+                (t.n_hosts as u64, t.n_nodes() as u64, t.links.len() as u64),
+                "{text}"
+            );
+        }
+        let huge: TopologyConfig = toml::from_str(
+            "kind = \"fat_tree\"\nk = 100000\nhost_rate = \"10G\"\nfabric_rate = \"40G\"\nlink_delay = \"1us\"",
+        )
+        .unwrap();
+        let e = huge.counts().unwrap_err().to_string();
+        assert!(e.starts_with("topology: ") && e.contains("32-bit"), "{e}");
     }
 }

@@ -5,7 +5,7 @@
 use super::{Gen, RawFlow};
 use crate::error::Result;
 use crate::net::packet::NodeId;
-use crate::time::Time;
+use crate::time::{Time, MAX_DURATION};
 
 /// Generate incast queries.
 #[allow(clippy::too_many_arguments)]
@@ -34,12 +34,28 @@ pub fn generate(
     let fixed = receiver.map(|r| g.host(r, "receiver")).transpose()?;
     let mut rng = g.rng("incast");
     let mut t = g.start(start)?;
-    let mut out = Vec::with_capacity((senders * queries) as usize);
+    // Fixed gaps: the last query must fall inside the time range.
+    if !poisson && (t + gap.times(queries as u64 - 1)) > Time::ZERO + MAX_DURATION {
+        return Err(g.err(
+            "interval",
+            format!("{queries} queries {interval} apart run past the simulator's time range"),
+        ));
+    }
+    let mut out = Vec::with_capacity(senders as usize * queries as usize);
     let mut pool: Vec<u32> = Vec::with_capacity(n as usize);
     for q in 0..queries {
         if q > 0 {
             t = if poisson {
-                Time(t.ps() + rng.exponential(gap.ps() as f64).round() as u64)
+                let next = t.ps() as f64 + rng.exponential(gap.ps() as f64).round();
+                if next > MAX_DURATION.ps() as f64 {
+                    return Err(g.err(
+                        "interval",
+                        format!(
+                            "{queries} queries {interval} apart run past the simulator's time range"
+                        ),
+                    ));
+                }
+                Time(next as u64)
             } else {
                 t + gap
             };

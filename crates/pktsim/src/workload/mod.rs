@@ -178,6 +178,56 @@ impl WorkloadConfig {
     }
 }
 
+/// Flows each `[[workload]]` table will generate, counted (or, for Poisson
+/// arrivals over a duration, expected) before generating any, for the
+/// resource estimate: `(field, flows)` per table. Flow lists from files
+/// count as 0 here; they are counted when read.
+pub fn planned_flows(
+    cfgs: &[WorkloadConfig],
+    n_hosts: u64,
+    host_rate: Rate,
+    mss: u32,
+    header_bytes: u32,
+    base_dir: &Path,
+) -> Result<Vec<(String, u64)>> {
+    let mut out = Vec::with_capacity(cfgs.len());
+    for (i, cfg) in cfgs.iter().enumerate() {
+        let field = |f: &str| format!("workload[{i}].{f}");
+        let planned = match cfg {
+            WorkloadConfig::Poisson { flows: Some(f), .. } => (field("flows"), *f),
+            WorkloadConfig::Poisson {
+                cdf,
+                load,
+                flows: None,
+                duration: Some(d),
+                ..
+            } if *load > 0.0 && *load < 1.0 => {
+                let d = parse_duration(d).map_err(|m| Error::config(field("duration"), m))?;
+                let mean = Cdf::load(cdf, base_dir)?.mean();
+                let wire = mean + (mean / mss.max(1) as f64).ceil().max(1.0) * header_bytes as f64;
+                let n = poisson::expected_flows(wire, *load, n_hosts, host_rate, d.ps());
+                (field("duration"), n.min(u64::MAX as f64) as u64)
+            }
+            WorkloadConfig::Poisson { .. } | WorkloadConfig::Csv { .. } => (field("kind"), 0),
+            WorkloadConfig::Incast {
+                senders, queries, ..
+            } => (field("queries"), *senders as u64 * *queries as u64),
+            WorkloadConfig::AllToAll { .. } => (
+                field("kind"),
+                n_hosts.saturating_mul(n_hosts.saturating_sub(1)),
+            ),
+            WorkloadConfig::Permutation { .. } => (field("kind"), n_hosts),
+            WorkloadConfig::Static { pairs, senders, .. } => (
+                field("pairs"),
+                pairs.as_ref().map_or(0, Vec::len) as u64
+                    + senders.as_ref().map_or(0, Vec::len) as u64,
+            ),
+        };
+        out.push(planned);
+    }
+    Ok(out)
+}
+
 /// A flow before ids are assigned: (src, dst, size, start).
 pub type RawFlow = (NodeId, NodeId, u64, Time);
 
@@ -315,12 +365,21 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
         } as u16;
         all.extend(raw.into_iter().map(|f| (f, t)));
     }
-    if all.len() > u32::MAX as usize {
+    if all.len() >= u32::MAX as usize {
         return Err(Error::config(
             "workload",
-            "too many flows (at most 2^32 - 1)",
+            "too many flows (at most 2^32 - 2)",
         ));
     }
+    // Byte totals (offered load, summaries) must fit a u64.
+    all.iter()
+        .try_fold(0u64, |acc, ((_, _, size, _), _)| acc.checked_add(*size))
+        .ok_or_else(|| {
+            Error::config(
+                "workload",
+                "the flows add up to more than 2^64 bytes; use smaller flows or fewer of them",
+            )
+        })?;
     // Stable: equal starts keep generation order.
     all.sort_by_key(|((_, _, _, start), _)| *start);
     let flows = all

@@ -17,7 +17,7 @@
 use super::{Cdf, Gen, RawFlow};
 use crate::error::Result;
 use crate::net::packet::NodeId;
-use crate::time::{Time, PS_PER_SEC};
+use crate::time::{Rate, Time, MAX_DURATION, MAX_DURATION_DAYS, PS_PER_SEC};
 
 /// Generate Poisson flows (see the module docs).
 pub fn generate(
@@ -62,6 +62,16 @@ pub fn generate(
     let mut t = t0.ps() as f64;
     loop {
         t += arrivals.exponential(mean_gap_ps);
+        if t > MAX_DURATION.ps() as f64 {
+            return Err(g.err(
+                "load",
+                format!(
+                    "at load {load:?} of {} host links the flows arrive over more than {MAX_DURATION_DAYS} days, \
+                     the simulator's time range",
+                    g.env.host_rate
+                ),
+            ));
+        }
         let start = Time(t.round() as u64);
         if let Some(d) = end {
             if start > t0 + d {
@@ -100,6 +110,20 @@ pub fn generate(
     Ok(out)
 }
 
+/// Flows a Poisson workload with a `duration` (and no flow count) is
+/// expected to generate: the duration over the mean gap between arrivals.
+pub fn expected_flows(
+    cdf_mean_wire_bytes: f64,
+    load: f64,
+    n_hosts: u64,
+    host_rate: Rate,
+    duration_ps: u64,
+) -> f64 {
+    let rate_bps = host_rate.bps() as f64 * load * n_hosts as f64;
+    let mean_gap_ps = cdf_mean_wire_bytes * 8.0 / rate_bps * PS_PER_SEC as f64;
+    duration_ps as f64 / mean_gap_ps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +155,20 @@ mod tests {
                 .to_string();
             assert!(err.starts_with("workload[2].load"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_load_so_low_that_arrivals_leave_the_time_range_is_rejected() {
+        let names: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
+        let e = env(4, &names);
+        let g = Gen { env: &e, index: 0 };
+        let err = generate(&g, "websearch", 1e-12, Some(2000), None, &None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("workload[0].load") && err.contains("time range"),
+            "{err}"
+        );
     }
 
     #[test]

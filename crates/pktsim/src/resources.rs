@@ -1,0 +1,359 @@
+//! What a run will need, estimated from the config's numbers before
+//! anything is allocated, and the limits a run may not exceed.
+//!
+//! A config can ask for far more than a machine has (`hosts_per_leaf =
+//! 100000` asks for hundreds of GB of routing tables; a 1 ps queue sample
+//! interval for billions of samples). Allocation failure aborts the process
+//! (and a Python interpreter with it), so [`Config::prepare`] compares an
+//! estimate with [`Limits`] first and refuses with an error that names the
+//! field responsible, the estimate and how to raise the limit.
+//!
+//! The limits: `max_memory` (default: 16 GB or the machine's physical
+//! memory, whichever is smaller) and `max_events` (default 10^12, a day or
+//! more of wall time). Each is set, first match wins, by the command line
+//! (`--max-memory`, `--max-events`), the config's `[limits]` table, or the
+//! environment (`PKTSIM_MAX_MEMORY`, `PKTSIM_MAX_EVENTS`).
+//!
+//! [`Config::prepare`]: crate::config::Config::prepare
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Default memory limit when the machine's memory is unknown, bytes.
+pub const DEFAULT_MAX_MEMORY: u64 = 16_000_000_000;
+/// Default event limit.
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000_000;
+/// Environment variable for the memory limit (e.g. `64GB`).
+pub const ENV_MAX_MEMORY: &str = "PKTSIM_MAX_MEMORY";
+/// Environment variable for the event limit.
+pub const ENV_MAX_EVENTS: &str = "PKTSIM_MAX_EVENTS";
+
+// Bytes per item, rounded up from the structs (and their share of the
+// vectors that hold them) so that the estimate errs on the high side.
+/// A node: its name, ports list and random stream.
+const NODE_BYTES: u64 = 160;
+/// A port: queue, FIFO of packets on the wire, counters.
+const PORT_BYTES: u64 = 320;
+/// A routing entry (node × destination host) plus its round-robin counter.
+const ROUTE_BYTES: u64 = 12;
+/// A flow: its spec while generated, transport state and its result row.
+const FLOW_BYTES: u64 = 400;
+/// A queue sample, with the doubling of the vector that collects them.
+const SAMPLE_BYTES: u64 = 48;
+/// Events per data packet (one per hop and a few at the ends), an upper
+/// estimate for the shallow trees pktsim builds.
+const EVENTS_PER_PACKET: u64 = 8;
+
+/// The `[limits]` table of a config: both optional.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Memory a run may use, e.g. `"64GB"` or `"512GiB"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<String>,
+    /// Events a run may take (queue samples and an estimate per packet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u64>,
+}
+
+impl LimitsConfig {
+    /// True when nothing is set (the table is then left out of the resolved config).
+    pub fn is_default(&self) -> bool {
+        *self == LimitsConfig::default()
+    }
+
+    /// The limits in force: this table, else the environment, else the defaults.
+    pub fn resolve(&self) -> Result<Limits> {
+        let mem = match &self.max_memory {
+            Some(s) => parse_bytes(s).map_err(|m| Error::config("limits.max_memory", m))?,
+            None => match std::env::var(ENV_MAX_MEMORY) {
+                Ok(s) => parse_bytes(&s).map_err(|m| Error::config(ENV_MAX_MEMORY, m))?,
+                Err(_) => default_max_memory(),
+            },
+        };
+        let events = match self.max_events {
+            Some(n) => n,
+            None => match std::env::var(ENV_MAX_EVENTS) {
+                Ok(s) => s.trim().replace('_', "").parse().map_err(|_| {
+                    Error::config(ENV_MAX_EVENTS, format!("{s:?} is not a whole number"))
+                })?,
+                Err(_) => DEFAULT_MAX_EVENTS,
+            },
+        };
+        Ok(Limits {
+            max_memory_bytes: mem,
+            max_events: events,
+        })
+    }
+}
+
+/// 16 GB, or the machine's physical memory when that is smaller.
+pub fn default_max_memory() -> u64 {
+    physical_memory().map_or(DEFAULT_MAX_MEMORY, |m| m.min(DEFAULT_MAX_MEMORY))
+}
+
+/// Physical memory (Linux `MemTotal`), bytes.
+fn physical_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// Parse a byte count such as `"16GB"`, `"512 GiB"`, `"2e9"` or `"800MB"`.
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        u => {
+            return Err(format!(
+                "unknown size unit {u:?} in {s:?} (use e.g. \"64GB\")"
+            ))
+        }
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("cannot read a size in {s:?} (use e.g. \"64GB\")"))?;
+    let b = v * mult;
+    if !(b.is_finite() && b >= 1.0 && b < u64::MAX as f64) {
+        return Err(format!("size {s:?} is out of range"));
+    }
+    Ok(b as u64)
+}
+
+/// Limits a run may not exceed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Memory, bytes.
+    pub max_memory_bytes: u64,
+    /// Events.
+    pub max_events: u64,
+}
+
+/// One part of an estimate: how much of what, and the config field that asks for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    /// The config field responsible, e.g. `topology` or `output.queue_sample_interval`.
+    pub field: String,
+    /// What is counted, e.g. `routing entries (nodes × hosts)`.
+    pub what: String,
+    /// How many.
+    pub count: u64,
+    /// Bytes each.
+    pub bytes_each: u64,
+}
+
+impl Part {
+    /// Memory of this part, saturating.
+    pub fn bytes(&self) -> u64 {
+        self.count.saturating_mul(self.bytes_each)
+    }
+}
+
+/// A resource estimate: memory parts and events.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Estimate {
+    /// What takes memory.
+    pub parts: Vec<Part>,
+    /// Events the run will take, at least (0 when not estimated).
+    pub events: u64,
+    /// The field that asks for most of the events.
+    pub events_field: String,
+}
+
+impl Estimate {
+    /// Add a part.
+    pub fn add(&mut self, field: &str, what: &str, count: u64, bytes_each: u64) {
+        self.parts.push(Part {
+            field: field.to_string(),
+            what: what.to_string(),
+            count,
+            bytes_each,
+        });
+    }
+
+    /// Memory for nodes, ports and routing tables of a topology.
+    pub fn topology(&mut self, hosts: u64, nodes: u64, links: u64) {
+        self.add("topology", "nodes", nodes, NODE_BYTES);
+        self.add("topology", "ports", links.saturating_mul(2), PORT_BYTES);
+        self.add(
+            "topology",
+            "routing entries (nodes × hosts)",
+            nodes.saturating_mul(hosts),
+            ROUTE_BYTES,
+        );
+    }
+
+    /// Memory for `n` flows asked for by `field`.
+    pub fn flows(&mut self, field: &str, n: u64) {
+        self.add(field, "flows", n, FLOW_BYTES);
+    }
+
+    /// Memory and events of queue sampling: `ticks` samples of `ports` ports.
+    pub fn queue_samples(&mut self, ticks: u64, ports: u64) {
+        let field = "output.queue_sample_interval";
+        self.add(
+            field,
+            "queue samples",
+            ticks.saturating_mul(ports),
+            SAMPLE_BYTES,
+        );
+        self.add_events(field, ticks);
+    }
+
+    /// Events of `packets` data packets.
+    pub fn packets(&mut self, field: &str, packets: u64) {
+        self.add_events(field, packets.saturating_mul(EVENTS_PER_PACKET));
+    }
+
+    fn add_events(&mut self, field: &str, n: u64) {
+        if n > self.events {
+            self.events_field = field.to_string();
+        }
+        self.events = self.events.saturating_add(n);
+    }
+
+    /// Total memory, bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.parts
+            .iter()
+            .fold(0u64, |a, p| a.saturating_add(p.bytes()))
+    }
+
+    /// Refuse an estimate above `limits`, naming the largest part's field.
+    pub fn check(&self, limits: &Limits) -> Result<()> {
+        let mem = self.memory_bytes();
+        if mem > limits.max_memory_bytes {
+            let big = self
+                .parts
+                .iter()
+                .max_by_key(|p| p.bytes())
+                .expect("memory above a limit has parts");
+            return Err(Error::config(
+                big.field.clone(),
+                format!(
+                    "this run needs about {} of memory ({} {} alone take {}), above the limit of {}; \
+                     raise it with [limits] max_memory, --max-memory or {ENV_MAX_MEMORY} if the machine has it",
+                    human_bytes(mem),
+                    big.count,
+                    big.what,
+                    human_bytes(big.bytes()),
+                    human_bytes(limits.max_memory_bytes),
+                ),
+            ));
+        }
+        if self.events > limits.max_events {
+            return Err(Error::config(
+                self.events_field.clone(),
+                format!(
+                    "this run needs about {:.1e} events, above the limit of {:.1e}; \
+                     raise it with [limits] max_events, --max-events or {ENV_MAX_EVENTS}",
+                    self.events as f64, limits.max_events as f64,
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `1.2 GB`, `320 GB`, `15 TB`: bytes for people.
+pub fn human_bytes(b: u64) -> String {
+    let v = b as f64;
+    for (unit, div) in [
+        ("EB", 1e18),
+        ("PB", 1e15),
+        ("TB", 1e12),
+        ("GB", 1e9),
+        ("MB", 1e6),
+        ("KB", 1e3),
+    ] {
+        if v >= div {
+            // Three significant digits.
+            let x = v / div;
+            let n = match x {
+                x if x >= 100.0 => format!("{x:.0}"),
+                x if x >= 10.0 => format!("{x:.1}"),
+                x => format!("{x:.2}"),
+            };
+            let n = if n.contains('.') {
+                n.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                &n
+            };
+            return format!("{n} {unit}");
+        }
+    }
+    format!("{b} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_parse_with_units() {
+        assert_eq!(parse_bytes("16GB").unwrap(), 16_000_000_000);
+        assert_eq!(parse_bytes("2 GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_bytes("2e9").unwrap(), 2_000_000_000);
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("-1GB").is_err());
+        assert!(parse_bytes("3 furlongs").is_err());
+    }
+
+    #[test]
+    fn an_estimate_above_the_limit_names_its_largest_part() {
+        let mut e = Estimate::default();
+        // hosts_per_leaf = 100000 under 2 leaves and 2 spines.
+        e.topology(200_000, 200_004, 200_004);
+        e.flows("workload[0].flows", 200);
+        let limits = Limits {
+            max_memory_bytes: 16_000_000_000,
+            max_events: DEFAULT_MAX_EVENTS,
+        };
+        let err = e.check(&limits).unwrap_err().to_string();
+        assert!(err.starts_with("topology: "), "{err}");
+        assert!(
+            err.contains("routing entries") && err.contains("480 GB"),
+            "{err}"
+        );
+        assert!(err.contains("--max-memory"), "{err}");
+        let roomy = Limits {
+            max_memory_bytes: 1 << 40,
+            ..limits
+        };
+        assert!(e.check(&roomy).is_ok());
+    }
+
+    #[test]
+    fn events_above_the_limit_are_refused() {
+        let mut e = Estimate::default();
+        e.queue_samples(2_000_000_000_000, 1);
+        let limits = Limits {
+            max_memory_bytes: u64::MAX,
+            max_events: DEFAULT_MAX_EVENTS,
+        };
+        let err = e.check(&limits).unwrap_err().to_string();
+        assert!(err.starts_with("output.queue_sample_interval: "), "{err}");
+        assert!(err.contains("events"), "{err}");
+    }
+
+    #[test]
+    fn human_bytes_reads_well() {
+        assert_eq!(human_bytes(480_000_000_000), "480 GB");
+        assert_eq!(human_bytes(1_500_000), "1.5 MB");
+        assert_eq!(human_bytes(12), "12 B");
+    }
+}
