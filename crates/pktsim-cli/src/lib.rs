@@ -4,16 +4,18 @@
 //! same commands as the binary: [`main_with_args`] parses and runs one
 //! command line and returns the exit code.
 //!
-//! Exit codes: 0 success, 2 bad input (config, topology, workload files),
-//! 1 anything else (e.g. the output directory cannot be written).
+//! Exit codes: 0 success, 2 bad input (config, topology, workload files, a
+//! config too large for the resource limits, an `--out` that is a file or
+//! cannot be written: all found before the simulation runs), 1 anything
+//! else (e.g. writing the results failed after the run).
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pktsim::config::{base_dir_of, Config};
+use pktsim::config::{base_dir_of, Config, Experiment};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 use pktsim::metrics::RunOutput;
 use pktsim::net::topology::TopologyConfig;
-use pktsim::output::{peak_rss_bytes, write_run, RunMeta};
+use pktsim::output::{check_out_dir, peak_rss_bytes, prepare_out_dir, write_run, RunMeta};
 use pktsim::sim::Progress;
 use pktsim::time::{parse_rate, Rate};
 use pktsim::Error;
@@ -40,20 +42,28 @@ enum Command {
     Run {
         /// The experiment's TOML file.
         config: PathBuf,
-        /// Output directory (default: results/<config name>).
+        /// Output directory (default: results/<config name>). The files an
+        /// earlier run wrote there are removed first; other files are kept.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override the config's seed.
         #[arg(long)]
         seed: Option<u64>,
-        /// Print nothing but errors.
+        /// Print nothing but errors and warnings.
         #[arg(long, short)]
         quiet: bool,
+        /// Print the full summary (summary.json) instead of the short one.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Check an experiment file (and its topology and workload) without running it.
     Validate {
         /// The experiment's TOML file.
         config: PathBuf,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Run the reference benchmark and print events/s, packet-hops/s and peak memory.
     Bench {
@@ -79,6 +89,32 @@ enum Command {
     },
 }
 
+/// Resource limits given on the command line (they override the config's
+/// `[limits]` and the environment; see `pktsim::resources`).
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// Refuse a run estimated to need more memory than this, e.g. 64GB
+    /// (default: 16GB or the machine's memory, whichever is smaller; also
+    /// [limits] max_memory or PKTSIM_MAX_MEMORY).
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
+    /// Refuse a run estimated to take more events than this (default 1e12;
+    /// also [limits] max_events or PKTSIM_MAX_EVENTS).
+    #[arg(long, value_name = "N")]
+    max_events: Option<u64>,
+}
+
+impl LimitArgs {
+    fn apply(&self, cfg: &mut Config) {
+        if let Some(m) = &self.max_memory {
+            cfg.limits.max_memory = Some(m.clone());
+        }
+        if let Some(n) = self.max_events {
+            cfg.limits.max_events = Some(n);
+        }
+    }
+}
+
 /// A failure with its exit code.
 struct Failure {
     code: u8,
@@ -87,6 +123,8 @@ struct Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
+        // Bad input (config, files, an unusable --out) is 2; failing to
+        // write results once the run has happened is 1.
         let code = match e {
             Error::Output(_) => 1,
             _ => 2,
@@ -119,8 +157,10 @@ where
             out,
             seed,
             quiet,
-        } => cmd_run(&config, out, seed, quiet),
-        Command::Validate { config } => cmd_validate(&config),
+            json,
+            limits,
+        } => cmd_run(&config, out, seed, quiet, json, &limits),
+        Command::Validate { config, limits } => cmd_validate(&config, &limits),
         Command::Bench { flows, config } => cmd_bench(flows, config),
         Command::Reference { run_dir, rate, out } => cmd_reference(&run_dir, rate, out),
     };
@@ -151,7 +191,10 @@ fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
 }
 
 fn run_with_progress(cfg: &Config, base: &Path, quiet: bool) -> Result<RunOutput, Error> {
-    let exp = cfg.prepare(base)?;
+    run_experiment(cfg.prepare(base)?, quiet)
+}
+
+fn run_experiment(exp: Experiment, quiet: bool) -> Result<RunOutput, Error> {
     let pb = progress_bar(exp.workload.flows.len(), quiet);
     let started = std::time::Instant::now();
     let mut report = |p: &Progress| {
@@ -180,27 +223,130 @@ fn cmd_run(
     out: Option<PathBuf>,
     seed: Option<u64>,
     quiet: bool,
+    json: bool,
+    limits: &LimitArgs,
 ) -> Result<(), Failure> {
     let mut cfg = Config::load(path)?;
     if let Some(s) = seed {
         cfg.seed = s;
     }
+    limits.apply(&mut cfg);
     let dir = out.unwrap_or_else(|| {
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         PathBuf::from("results").join(stem.unwrap_or_else(|| "run".into()))
     });
     let command_line = Some(std::env::args().collect::<Vec<_>>().join(" "));
     let summary = run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line)?;
-    if !quiet {
+    if let Some(w) = no_flow_finished(&summary) {
+        eprintln!("warning: {w}");
+    }
+    if json {
         print_summary(&summary);
-        println!("results: {}", dir.display());
+    } else if !quiet {
+        print_out(&short_summary(&summary, &dir));
     }
     Ok(())
 }
 
+/// The warning for a run in which no flow finished (a time limit too
+/// short, a rate too slow), or None.
+pub fn no_flow_finished(s: &Summary) -> Option<String> {
+    (s.flows > 0 && s.finished == 0).then(|| {
+        format!(
+            "no flow finished: the run stopped ({}) at {} of simulated time with all {} flows unfinished",
+            s.stop_reason.replace('_', " "),
+            human_us(s.sim_time_us),
+            s.flows
+        )
+    })
+}
+
+fn human_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.3} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.3} ms", us / 1e3)
+    } else {
+        format!("{us:.3} µs")
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |x| format!("{x:.3}"))
+}
+
+/// What `pktsim run` prints: a few lines for people. The JSON is in
+/// `summary.json` (or printed by `--json`).
+pub fn short_summary(s: &Summary, dir: &Path) -> String {
+    let pct = if s.flows > 0 {
+        100.0 * s.finished as f64 / s.flows as f64
+    } else {
+        0.0
+    };
+    let drops: Vec<String> = s
+        .drops
+        .iter()
+        .flat_map(|(kind, by)| {
+            by.iter()
+                .filter(|(_, n)| **n > 0)
+                .map(move |(why, n)| format!("{kind} {} {n}", why.replace('_', " ")))
+        })
+        .collect();
+    let mut out = String::new();
+    let mut line = |l: String| {
+        out.push_str(&l);
+        out.push('\n');
+    };
+    line(format!(
+        "flows       {} of {} finished ({pct:.1} %), protocol {}, stopped: {}",
+        s.finished,
+        s.flows,
+        s.protocol,
+        s.stop_reason.replace('_', " ")
+    ));
+    line(format!(
+        "slowdown    mean {}  p50 {}  p99 {}",
+        num(s.slowdown.mean),
+        num(s.slowdown.p50),
+        num(s.slowdown.p99)
+    ));
+    line(format!(
+        "FCT         mean {}  p99 {}",
+        s.fct_us.mean.map_or("–".into(), human_us),
+        s.fct_us.p99.map_or("–".into(), human_us)
+    ));
+    line(format!(
+        "drops       {}{}  retransmits {}",
+        s.drops_total,
+        if drops.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", drops.join(", "))
+        },
+        s.retransmits
+    ));
+    line(format!(
+        "time        {} simulated in {:.2} s wall ({:.1} M events/s){}",
+        human_us(s.sim_time_us),
+        s.wall_time_s,
+        s.events_per_sec / 1e6,
+        if s.conservation.ok {
+            ""
+        } else {
+            "; packet books do NOT balance"
+        }
+    ));
+    line(format!(
+        "results     {}/ (summary.json has everything; --json prints it)",
+        dir.display()
+    ));
+    out
+}
+
 /// Run `cfg` (relative paths resolve against `base`) and write its results
 /// into `dir`: what `pktsim run` does, minus printing. A progress bar shows
-/// on a terminal unless `quiet`.
+/// on a terminal unless `quiet`. The directory is checked before the config
+/// is prepared and cleared of an earlier run's files before the run.
 pub fn run_to_dir(
     cfg: &Config,
     base: &Path,
@@ -208,7 +354,10 @@ pub fn run_to_dir(
     quiet: bool,
     command_line: Option<String>,
 ) -> Result<Summary, Error> {
-    let run = run_with_progress(cfg, base, quiet)?;
+    check_out_dir(dir)?;
+    let exp = cfg.prepare(base)?;
+    prepare_out_dir(dir)?;
+    let run = run_experiment(exp, quiet)?;
     let summary = Summary::from_run(&run, &buckets(cfg));
     let resolved = cfg.to_toml();
     let meta = RunMeta {
@@ -227,8 +376,9 @@ pub fn git_commit() -> Option<&'static str> {
     option_env!("PKTSIM_GIT_COMMIT")
 }
 
-fn cmd_validate(path: &Path) -> Result<(), Failure> {
-    let cfg = Config::load(path)?;
+fn cmd_validate(path: &Path, limits: &LimitArgs) -> Result<(), Failure> {
+    let mut cfg = Config::load(path)?;
+    limits.apply(&mut cfg);
     let exp = cfg.prepare(&base_dir_of(path))?;
     println!(
         "ok: {} hosts, {} switches, {} links, {} flows, protocol {}",
@@ -357,8 +507,16 @@ pub fn config_hash(resolved: &str) -> String {
 
 fn print_summary(s: &Summary) {
     let json = serde_json::to_value(s).unwrap_or_default();
-    println!(
-        "{}",
+    print_out(&format!(
+        "{}\n",
         serde_json::to_string_pretty(&json).unwrap_or_default()
-    );
+    ));
+}
+
+/// Print to stdout; a closed pipe (`pktsim run ... | head`) is not an
+/// error worth a panic: the results are in their files already.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
 }

@@ -15,6 +15,9 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
+/// The label `pktsim._config` gives configs that were dicts.
+const DICT_LABEL: &str = "<dict>";
+
 /// What `pktsim.ConfigError` carries: message, field, file, line.
 struct Located {
     msg: String,
@@ -59,6 +62,14 @@ fn locate(e: &Error) -> Located {
             file: None,
             line: None,
         },
+        // A dict was turned into TOML text for the parser: a line in that
+        // text means nothing to the caller, the key path does.
+        Error::Parse { file, msg: m, .. } if file == DICT_LABEL => Located {
+            field: field_of_parse_msg(m),
+            msg: format!("{file}: {m}"),
+            file: Some(file.clone()),
+            line: None,
+        },
         Error::Parse { file, line, msg: m } => Located {
             field: field_of_parse_msg(m),
             msg,
@@ -83,7 +94,7 @@ fn locate(e: &Error) -> Located {
             file: None,
             line: None,
         },
-        Error::Output(_) => Located {
+        Error::Output(_) | Error::OutDir { .. } => Located {
             msg,
             field: None,
             file: None,
@@ -94,8 +105,10 @@ fn locate(e: &Error) -> Located {
 
 /// Turn a library error into the Python exception users catch.
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
-    if let Error::Output(m) = &e {
-        return PyOSError::new_err(format!("output: {m}"));
+    match &e {
+        Error::Output(m) => return PyOSError::new_err(format!("output: {m}")),
+        Error::OutDir { .. } => return PyOSError::new_err(e.to_string()),
+        _ => {}
     }
     let l = locate(&e);
     let made = py
