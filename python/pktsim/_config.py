@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -41,9 +42,36 @@ def _strip_none(v: Any) -> Any:
     return v
 
 
+def _check_values(v: Any, path: str = "") -> None:
+    """Refuse what a config file cannot hold, naming its key path as the
+    core does (``workload[0].load``): NaN and infinities (no field takes
+    them) and objects that are not numbers, strings, booleans, lists or
+    dicts."""
+    from ._errors import ConfigError
+
+    if isinstance(v, Mapping):
+        for k, x in v.items():
+            _check_values(x, f"{path}.{k}" if path else str(k))
+    elif isinstance(v, list | tuple):
+        for i, x in enumerate(v):
+            _check_values(x, f"{path}[{i}]")
+    elif isinstance(v, float) and not math.isfinite(v):
+        raise ConfigError(f"<dict>: {path}: {v} is not a valid value", path, "<dict>")
+    elif not isinstance(v, str | int | float | bool):
+        raise ConfigError(
+            f"<dict>: {path}: a {type(v).__name__} is not a valid value "
+            "(use numbers, strings, booleans, lists and dicts)",
+            path,
+            "<dict>",
+        )
+
+
 def dict_to_toml(cfg: Mapping[str, Any]) -> str:
-    """TOML text of a config given as nested dicts and lists."""
-    return _core.json_to_toml(json.dumps(_strip_none(cfg)))
+    """TOML text of a config given as nested dicts and lists. Raises
+    :class:`ConfigError` naming the key of a value no config can hold."""
+    clean = _strip_none(cfg)
+    _check_values(clean)
+    return _core.json_to_toml(json.dumps(clean, allow_nan=False))
 
 
 def source_of(config: ConfigLike, base_dir: str | os.PathLike[str] | None = None) -> Source:

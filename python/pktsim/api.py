@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,7 +77,13 @@ def run(
     on a terminal.
 
     The GIL is released while the simulation runs. Bad input raises
-    :class:`pktsim.ConfigError` naming the field (and file and line).
+    :class:`pktsim.ConfigError` naming the field (and file and line),
+    before anything runs: a config estimated to need more memory or events
+    than the limits (see ``[limits]`` in the README) included, so the
+    interpreter survives it. An ``out`` that is a file or cannot be written
+    raises :class:`OSError`, also before the run; the files an earlier run
+    wrote into ``out`` are removed first. A run in which no flow finished
+    gives a :class:`RuntimeWarning`.
     """
     src = source_of(config, base_dir)
     dest = Path(out) if out is not None else Path("results") / src.name
@@ -89,7 +96,17 @@ def run(
         quiet=quiet,
         command_line=" ".join(sys.argv) or None,
     )
-    return RunResult(dest)
+    res = RunResult(dest)
+    s = res.summary
+    if s.get("flows", 0) > 0 and s.get("finished", 0) == 0:
+        warnings.warn(
+            f"no flow finished: the run stopped ({s.get('stop_reason')}) at "
+            f"{s.get('sim_time_us', 0):.3f} µs of simulated time with all "
+            f"{s['flows']} flows unfinished",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return res
 
 
 def validate(

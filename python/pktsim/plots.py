@@ -8,9 +8,12 @@ and returns a matplotlib Figure (Agg backend: no display needed).
   one bar per protocol;
 - :func:`fct_cdf`: CDF of flow completion times, one line per protocol;
 - :func:`metric_vs_load`: a summary metric against load, one line per
-  protocol (mean over seeds, each seed as a dot);
+  protocol (mean over seeds, error bars from the lowest to the highest seed);
 - :func:`queue_occupancy`: queued bytes over time (sum over ports, and the
-  fullest port).
+  fullest port), one panel per run.
+
+Axes are labelled in words (:func:`label_of`), log axes in plain numbers
+(:func:`log_axis`), and figures are sized for a 1400 px report page.
 """
 
 from __future__ import annotations
@@ -27,12 +30,73 @@ if TYPE_CHECKING:
 DEFAULT_BUCKETS: tuple[int, ...] = (100_000, 1_000_000, 10_000_000)
 
 
-def _figure(width: float = 6.4, height: float = 4.0) -> tuple[Figure, Any]:
+#: Figure size in inches at 100 dpi: two plots side by side fill a
+#: 1400 px report page; :data:`WIDE` is the page's full width.
+SIZE: tuple[float, float] = (6.8, 4.4)
+WIDE: float = 13.7
+
+#: Readable names of the flattened summary keys that plots show.
+LABELS: dict[str, str] = {
+    "slowdown.mean": "mean slowdown (FCT / ideal FCT)",
+    "slowdown.p50": "median slowdown (FCT / ideal FCT)",
+    "slowdown.p99": "99th-percentile slowdown",
+    "slowdown.p999": "99.9th-percentile slowdown",
+    "fct_us.mean": "mean FCT (µs)",
+    "fct_us.p99": "99th-percentile FCT (µs)",
+    "short_flows.slowdown.mean": "mean slowdown of short flows",
+    "long_flows.slowdown.mean": "mean slowdown of long flows",
+    "drops_total": "packets dropped",
+    "normalized_fct": "normalised FCT",
+    "load": "offered load",
+}
+
+
+def label_of(key: str) -> str:
+    """A readable axis label for a column or summary key (``slowdown.p99``
+    becomes ``99th-percentile slowdown``); unknown keys lose their dots."""
+    return LABELS.get(key, key.replace("_", " ").replace(".", " "))
+
+
+def _figure(width: float = SIZE[0], height: float = SIZE[1]) -> tuple[Figure, Any]:
     # The object API with no pyplot state: safe in threads and workers.
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     return fig, fig.add_subplot(1, 1, 1)
+
+
+def plain_number(v: float, _pos: Any = None) -> str:
+    """A tick label without e-notation: 0.5, 2, 150, 1,000, 20,000."""
+    if v == 0 or v != v:
+        return "0"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 1:
+        return f"{v:.3g}"
+    return f"{v:.2g}"
+
+
+def log_axis(ax: Any, which: str = "y") -> None:
+    """A log axis labelled in plain numbers, with enough labelled ticks to
+    read values off: 1-2-5 per decade, and finer steps when the data span
+    less than a factor of 4 (where 1/10/100 labels leave nothing to read)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
+    narrow = lo > 0 and hi / lo < 4
+    subs = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0) if narrow else (1.0, 2.0, 5.0)
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=30))
+    axis.set_major_formatter(FuncFormatter(plain_number))
+    axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10)), numticks=30))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _legend_outside(ax: Any, title: str | None) -> None:
+    # Right of the axes, never over the data.
+    ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+              borderaxespad=0.0)
 
 
 def _label(b: int) -> str:
@@ -80,23 +144,43 @@ def slowdown_by_size(
         else pl.col("slowdown").quantile(q, interpolation="higher")
     )
     df = with_buckets(flows.filter(pl.col("slowdown").is_not_null()), buckets)
-    table = df.group_by([by, "size_bucket"]).agg(agg.alias("v"), pl.len().alias("n"))
+    seeds = "seed" in df.columns and df["seed"].n_unique() > 1
+    if seeds:
+        # The statistic per seed, then its mean and range over the seeds.
+        per_seed = df.group_by([by, "size_bucket", "seed"]).agg(agg.alias("v"))
+        table = per_seed.group_by([by, "size_bucket"]).agg(
+            pl.col("v").mean().alias("v"), pl.col("v").min().alias("lo"),
+            pl.col("v").max().alias("hi"),
+        )
+    else:
+        table = df.group_by([by, "size_bucket"]).agg(agg.alias("v"))
     labels = [b for b in bucket_labels(buckets) if b in set(table["size_bucket"])]
     groups = sorted(str(g) for g in table[by].unique())
     fig, ax = _figure()
     width = 0.8 / max(1, len(groups))
     for i, g in enumerate(groups):
         sub = table.filter(pl.col(by).cast(pl.String) == g)
-        vals = dict(zip(sub["size_bucket"], sub["v"], strict=True))
+        rows = {r["size_bucket"]: r for r in sub.iter_rows(named=True)}
         xs = [j + (i - (len(groups) - 1) / 2) * width for j in range(len(labels))]
-        ax.bar(xs, [vals.get(b, float("nan")) for b in labels], width, label=g)
+        vals = [rows[b]["v"] if b in rows else float("nan") for b in labels]
+        err = None
+        if seeds:
+            err = [
+                [max(0.0, rows[b]["v"] - rows[b]["lo"]) if b in rows else 0.0 for b in labels],
+                [max(0.0, rows[b]["hi"] - rows[b]["v"]) if b in rows else 0.0 for b in labels],
+            ]
+        ax.bar(xs, vals, width, label=g, yerr=err, capsize=3 if seeds else 0)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_xlabel("flow size")
-    ax.set_ylabel(f"{stat} slowdown")
-    ax.set_yscale("log")
+    name = {"mean": "mean", "p50": "median", "p99": "99th-percentile",
+            "p999": "99.9th-percentile"}[stat]
+    ax.set_ylabel(f"{name} slowdown" + (" (bars: range over seeds)" if seeds else ""))
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-    ax.legend(title=by)
-    ax.set_title(title or f"{stat} slowdown by flow size")
+    ax.set_ylim(bottom=min(1.0, *[v for v in table["v"].to_list() if v]) * 0.9)
+    log_axis(ax, "y")
+    ax.grid(axis="y", which="major", alpha=0.3)
+    _legend_outside(ax, by)
+    ax.set_title(title or f"{name} slowdown by flow size")
     return fig
 
 
@@ -115,12 +199,15 @@ def fct_cdf(flows: pl.DataFrame, by: str = "protocol", *, title: str | None = No
         if v:
             n = len(v)
             ax.step(v, [(i + 1) / n for i in range(n)], where="post", label=g)
-    ax.set_xscale("log")
+    log_axis(ax, "x")
     ax.set_xlabel("flow completion time (µs)")
-    ax.set_ylabel("fraction of flows")
+    ax.set_ylabel("fraction of flows finished within")
     ax.set_ylim(0, 1.01)
     ax.grid(alpha=0.3)
-    ax.legend(title=by)
+    ax.xaxis.get_major_locator().set_params(subs=(1.0, 3.0))
+    for t in ax.get_xticklabels():
+        t.set_rotation(30)
+    _legend_outside(ax, by)
     ax.set_title(title or "FCT CDF")
     return fig
 
@@ -134,21 +221,34 @@ def metric_vs_load(
     title: str | None = None,
 ) -> Figure:
     """``metric`` (a flattened summary key) against ``x``, one line per
-    value of ``by``: the mean over seeds, each seed a dot."""
+    value of ``by``: the mean over seeds, with error bars from the lowest
+    to the highest seed when there are several."""
     import polars as pl
 
     df = summaries.filter(pl.col(metric).is_not_null() & pl.col(x).is_not_null())
     fig, ax = _figure()
+    several = "seed" in df.columns and df["seed"].n_unique() > 1
     for g in sorted(str(v) for v in df[by].unique()):
         sub = df.filter(pl.col(by).cast(pl.String) == g)
-        mean = sub.group_by(x).agg(pl.col(metric).mean()).sort(x)
-        (line,) = ax.plot(mean[x], mean[metric], marker="o", label=g)
-        ax.scatter(sub[x], sub[metric], s=10, alpha=0.4, color=line.get_color())
-    ax.set_xlabel(x)
-    ax.set_ylabel(metric)
+        st = sub.group_by(x).agg(
+            pl.col(metric).mean().alias("m"), pl.col(metric).min().alias("lo"),
+            pl.col(metric).max().alias("hi"),
+        ).sort(x)
+        m = st["m"].to_list()
+        err = None
+        if several:
+            err = [
+                [a - b for a, b in zip(m, st["lo"].to_list(), strict=True)],
+                [b - a for a, b in zip(m, st["hi"].to_list(), strict=True)],
+            ]
+        ax.errorbar(st[x].to_list(), m, yerr=err, marker="o", capsize=3, label=g)
+    ax.set_xlabel(label_of(x))
+    n_seeds = df["seed"].n_unique() if "seed" in df.columns else 1
+    ax.set_ylabel(label_of(metric) + (f"\n(mean, bars: range over {n_seeds} seeds)"
+                                      if several else ""))
     ax.grid(alpha=0.3)
-    ax.legend(title=by)
-    ax.set_title(title or f"{metric} vs {x}")
+    _legend_outside(ax, by)
+    ax.set_title(title or f"{label_of(metric)} vs {label_of(x)}")
     return fig
 
 
@@ -156,9 +256,13 @@ def queue_occupancy(
     queues: pl.DataFrame, by: str | None = None, *, title: str | None = None
 ) -> Figure:
     """Queued bytes over time: the sum over all sampled ports (solid) and
-    the fullest port (dashed), one colour per value of ``by`` (e.g.
-    ``run_id``; None for one run)."""
+    the fullest port (dashed). With ``by`` (e.g. a run label), one small
+    panel per value, every value shown, on shared axes; None for one run."""
+    import math
+
     import polars as pl
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     keys = [by] if by else []
     agg = (
@@ -166,21 +270,31 @@ def queue_occupancy(
         .agg(pl.col("bytes").sum().alias("total"), pl.col("bytes").max().alias("max"))
         .sort([*keys, "time_ps"])
     )
-    fig, ax = _figure()
     groups: list[str | None] = [None]
     if by:
-        groups = [str(g) for g in sorted(str(x) for x in agg[by].unique())]
-    for g in groups:
+        groups = sorted(str(x) for x in agg[by].unique())
+    cols = 1 if len(groups) == 1 else min(3, len(groups))
+    rows = math.ceil(len(groups) / cols)
+    width = SIZE[0] if cols == 1 else WIDE
+    fig = Figure(figsize=(width, 1.0 + 2.6 * rows) if rows > 1 or cols > 1 else SIZE,
+                 dpi=100, layout="constrained")
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).ravel()
+    for ax, g in zip(axes, groups, strict=False):
         sub = agg if by is None else agg.filter(pl.col(by).cast(pl.String) == g)
         t_ms = (sub["time_ps"].cast(pl.Float64) / 1e9).to_list()
-        (line,) = ax.plot(t_ms, (sub["total"] / 1e3).to_list(), lw=1, label=g or "all ports")
-        ax.plot(t_ms, (sub["max"] / 1e3).to_list(), lw=0.8, ls="--", color=line.get_color())
-    ax.set_xlabel("simulated time (ms)")
-    ax.set_ylabel("queued KB (solid: all ports, dashed: fullest port)")
-    ax.grid(alpha=0.3)
-    if by:
-        ax.legend(title=by, fontsize="small")
-    ax.set_title(title or "queue occupancy")
+        ax.plot(t_ms, (sub["total"] / 1e3).to_list(), lw=1, color="C0")
+        ax.plot(t_ms, (sub["max"] / 1e3).to_list(), lw=0.8, ls="--", color="C1")
+        ax.grid(alpha=0.3)
+        if g is not None:
+            ax.set_title(g, fontsize="small")
+    for ax in axes[len(groups):]:
+        ax.set_visible(False)
+    fig.supxlabel("simulated time (ms)")
+    fig.supylabel("queued KB")
+    handles = [Line2D([], [], color="C0", lw=1), Line2D([], [], color="C1", lw=0.8, ls="--")]
+    fig.legend(handles, ["all sampled ports", "fullest port"], loc="outside upper right",
+               ncols=2, fontsize="small")
+    fig.suptitle(title or "queue occupancy")
     return fig
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,21 +144,116 @@ def measured(summaries: pl.DataFrame, claim: Mapping[str, Any]) -> float | None:
 
 
 def _fmt(v: Any) -> str:
+    """A table cell: no e-notation (FCTs of 12,345.6 µs read as such)."""
     if v is None:
         return "–"
     if isinstance(v, float):
         if v != v:  # NaN
             return "–"
-        return f"{v:.4g}"
+        if abs(v) >= 10_000:
+            return f"{v:,.0f}"
+        if abs(v) >= 1 or v == 0:
+            return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
+        return f"{v:.3f}" if abs(v) >= 0.001 else f"{v:.2g}"
     return str(v)
+
+
+class _Html(str):
+    """A table cell that is HTML already."""
+
+
+def _cell(c: Any) -> str:
+    return str(c) if isinstance(c, _Html) else html.escape(_fmt(c))
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows
+        "<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+#: Relative tolerance of a claim with neither a bound nor its own ``tolerance``.
+DEFAULT_TOLERANCE = 0.10
+
+#: What ``pktsim reproduce`` writes beside the runs: the scale it ran at.
+SCALE_FILE = "reproduce.json"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's verdict: ``kind`` (holds, fails, partly; the CSS class),
+    the word shown, and why, in numbers."""
+
+    kind: str
+    word: str
+    why: str
+
+
+def verdict(
+    claim: Mapping[str, Any], m: float | None, scale: Mapping[str, Any] | None = None
+) -> Verdict:
+    """The verdict of one published claim given its measured value ``m``.
+
+    A bound (``bound = "max"`` or ``"min"``) holds or fails. A number
+    without a bound matches within ``tolerance`` (relative, default 10 %);
+    a ratio of two configs (``relative_to``) that misses it but lies on the
+    same side of 1 as the published one gets ``partly``: the direction (who
+    beats whom) holds, the size does not. When the runs were scaled down
+    below what the claims need, the verdict says so."""
+    pub = claim.get("value")
+    caveat = ""
+    if scale and scale.get("scale", 1) > scale.get("needs_scale", 1):
+        caveat = (f"; at scale {scale['scale']:g}, the claim needs scale "
+                  f"{scale.get('needs_scale', 1):g}")
+    if m is None or pub is None:
+        what = claim.get("config", "?")
+        return Verdict("fails", "not measured", f"no finished runs of {what}{caveat}")
+    kind = str(claim.get("bound", ""))
+    if kind in ("max", "min"):
+        ok = m <= pub if kind == "max" else m >= pub
+        op = ("≤" if ok else ">") if kind == "max" else ("≥" if ok else "<")
+        return Verdict("holds" if ok else "fails", "holds" if ok else "fails",
+                       f"{_fmt(m)} {op} {_fmt(pub)}{caveat}")
+    tol = float(claim.get("tolerance", DEFAULT_TOLERANCE))
+    off = abs(m - pub) / abs(pub) if pub else abs(m)
+    if off <= tol:
+        return Verdict("holds", "holds", f"{_fmt(m)} is within ±{tol:.0%} of {_fmt(pub)}{caveat}")
+    if claim.get("relative_to") and pub != 1 and (m - 1) * (pub - 1) > 0:
+        side = "above" if pub > 1 else "below"
+        return Verdict(
+            "partly", "partly",
+            f"{_fmt(m)} is {side} 1 like {_fmt(pub)} (direction holds) but not within "
+            f"±{tol:.0%} of it{caveat}",
+        )
+    return Verdict("fails", "fails", f"{_fmt(m)} is not within ±{tol:.0%} of {_fmt(pub)}{caveat}")
+
+
+def _scale_info(d: Path) -> dict[str, Any] | None:
+    p = d / SCALE_FILE
+    if not p.is_file():
+        return None
+    return dict(json.loads(p.read_text(encoding="utf-8")))
+
+
+def _scale_html(info: Mapping[str, Any]) -> str:
+    scale = float(info.get("scale", 1))
+    needs = float(info.get("needs_scale", 1))
+    flows = info.get("flows") or {}
+    sizes = sorted({(v.get("run"), v.get("full")) for v in flows.values()
+                    if v.get("full") is not None}, key=str)
+    examples = "; ".join(f"{_fmt(r)} of {_fmt(f)} flows" for r, f in sizes[:3])
+    text = (f"<b>Scale.</b> These runs are at scale {scale:g}: each config's flow count "
+            f"divided by {scale:g}" + (f" ({html.escape(examples)})" if examples else "")
+            + f". The published claims need scale {needs:g} (the configs as shipped). ")
+    if scale > needs:
+        text += (f"At this scale a verdict shows the trend only: run "
+                 f"<code>pktsim reproduce {html.escape(str(info.get('name', 'NAME')))} "
+                 f"--scale {needs:g}</code> to test the claims.")
+    else:
+        text += "The verdicts below test the claims at that scale."
+    return f"<p class='scale'>{text}</p>"
 
 
 def _pick_load(loads: list[float]) -> float:
@@ -217,10 +313,11 @@ def _make_plots(
         if len(loads) > 1:
             sm = summaries if w is None else summaries.filter(pl.col("workload") == w)
             for metric in ("slowdown.mean", "slowdown.p99"):
+                name = plots.label_of(metric)
                 keep(
-                    f"{metric} vs load ({tag})",
+                    f"{name} vs load ({tag})",
                     f"{metric.replace('.', '_')}_vs_load_{tag}",
-                    plots.metric_vs_load(sm, metric, title=f"{metric} vs load, {tag}"),
+                    plots.metric_vs_load(sm, metric, title=f"{name} vs load, {tag}"),
                 )
     if queues is not None and queues.height:
         # Name each run by the columns that tell it apart, not by its hash.
@@ -229,27 +326,31 @@ def _make_plots(
             r["run_id"]: ", ".join(f"{c}={r.get(c)}" for c in cols) or r["run_id"]
             for r in summaries.iter_rows(named=True)
         }
-        runs = sorted(queues["run_id"].unique().to_list(), key=lambda x: labels.get(x, x))
-        shown = runs[:6]
-        q = queues.filter(pl.col("run_id").is_in(shown)).with_columns(
+        runs = queues["run_id"].unique().to_list()
+        q = queues.with_columns(
             pl.col("run_id").replace_strict(labels, default=pl.col("run_id")).alias("run")
         )
         keep(
-            "queue occupancy over time"
-            + (f" ({len(shown)} of {len(runs)} runs)" if len(runs) > len(shown) else ""),
+            f"queue occupancy over time, {len(runs)} run{'s' if len(runs) > 1 else ''}",
             "queue_occupancy",
-            plots.queue_occupancy(q, by="run" if len(shown) > 1 else None),
+            plots.queue_occupancy(q, by="run" if len(runs) > 1 else None),
         )
     return made
 
 
 CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:70em;color:#222}
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
+img{max-width:100%;height:auto}
+.verdict-holds{color:#070;font-weight:bold}
+.verdict-fails{color:#a00;font-weight:bold}
+.verdict-partly{color:#a60;font-weight:bold}
+.scale{background:#fff6e0;border-left:4px solid #e0a000;padding:0.6em 1em}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 td,th{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}
 th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left;font-family:monospace}
-figure{display:inline-block;margin:0.5em}
+figure{display:inline-block;vertical-align:top;margin:0.5em 0;width:49%}
+figure.wide{width:100%}
 figcaption{font-size:0.85em;color:#555}
 pre{background:#f7f7f7;padding:0.6em;overflow-x:auto;font-size:0.85em}
 .bad{color:#a00}
@@ -299,29 +400,32 @@ def report(
             html.escape(commit or "unknown"),
         ),
     ]
+    scale_info = _scale_info(d)
+    if scale_info:
+        parts.append(_scale_html(scale_info))
     if claims:
         rows = []
         for c in claims:
             m = measured(summaries, c)
-            pub = c.get("value")
-            ratio = m / pub if (m is not None and pub) else None
             what = c.get("config", "")
             if c.get("relative_to"):
                 what = f"{what} / {c['relative_to']}"
             kind = str(c.get("bound", ""))
             bound = {"max": "≤ ", "min": "≥ "}.get(kind, "")
-            holds = ""
-            if m is not None and pub is not None and kind in ("max", "min"):
-                holds = "yes" if (m <= pub if kind == "max" else m >= pub) else "no"
+            v = verdict(c, m, scale_info)
             rows.append(
-                [what, c.get("metric"), f"{bound}{_fmt(pub)}", m, ratio, holds,
-                 c.get("source", ""), c.get("note", "")]
+                [what, c.get("metric"), f"{bound}{_fmt(c.get('value'))}", m,
+                 _Html(f"<span class='verdict-{v.kind}'>{html.escape(v.word)}</span>"),
+                 v.why, c.get("source", ""), c.get("note", "")]
             )
         parts += [
             "<h2>Published vs measured</h2>",
+            "<p>Each claim's verdict: <b>holds</b>, <b>fails</b>, or <b>partly</b> (the "
+            "direction of a ratio holds, its size does not); a claim without a bound "
+            f"matches within its <code>tolerance</code> (default ±{DEFAULT_TOLERANCE:.0%}).</p>",
             _table(
-                ["config", "metric", "published", "measured", "measured / published",
-                 "bound holds", "source", "note"],
+                ["claim (config)", "metric", "published", "measured", "verdict", "why",
+                 "source", "note"],
                 rows,
             ),
         ]
@@ -338,8 +442,9 @@ def report(
     ]
     for cap, path in plot_list:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
+        wide = " class='wide'" if path.stem == "queue_occupancy" and "runs" in cap else ""
         parts.append(
-            f"<figure><img alt='{html.escape(cap)}' src='data:image/png;base64,{data}'>"
+            f"<figure{wide}><img alt='{html.escape(cap)}' src='data:image/png;base64,{data}'>"
             f"<figcaption>{html.escape(cap)} — plots/{html.escape(path.name)}</figcaption>"
             "</figure>"
         )

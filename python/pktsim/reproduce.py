@@ -13,13 +13,19 @@ lists the paper's numbers, one ``[[claim]]`` each::
     value = 1.04                         # the published number
     relative_to = "websearch_pfabric.toml"  # optional: a ratio of two configs
     bound = "max"                        # optional: the paper gives an upper bound
+    tolerance = 0.1                      # optional: relative, for a value without a bound
     where = { load = 0.6 }               # optional: filter on run columns
     source = "Gao et al., CoNEXT 2015, abstract"
     note = "within 4 % of pFabric"
+
+An optional top-level ``needs_scale`` (default 1) says at which scale the
+claims can be tested; the report names the scale that ran and that one,
+and gives every claim a verdict (see :func:`pktsim.report.verdict`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -29,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ._config import source_of
+from .report import SCALE_FILE
 
 PUBLISHED = "published.toml"
 
@@ -62,6 +69,21 @@ def scaled(cfg: dict[str, Any], scale: float) -> dict[str, Any]:
         if isinstance(w.get("flows"), int):
             w["flows"] = max(1, math.ceil(w["flows"] / scale))
     return cfg
+
+
+def _total_flows(cfg: dict[str, Any]) -> int | None:
+    """Flows of a config's workloads with a flow count (None if none has one)."""
+    n = [w["flows"] for w in cfg.get("workload") or [] if isinstance(w.get("flows"), int)]
+    return sum(n) if n else None
+
+
+def needs_scale(folder: Path) -> float:
+    """The scale the published claims need: ``needs_scale`` at the top of
+    ``published.toml``, else 1 (the configs as shipped are the paper's size)."""
+    p = folder / PUBLISHED
+    if not p.is_file():
+        return 1.0
+    return float(tomllib.loads(p.read_text(encoding="utf-8")).get("needs_scale", 1))
 
 
 def load_claims(folder: Path) -> list[dict[str, Any]]:
@@ -98,9 +120,13 @@ def reproduce(
     if not files:
         raise FileNotFoundError(f"{folder}: no configs (*.toml)")
     configs: dict[str, Any] = {}
+    flows: dict[str, dict[str, int | None]] = {}
     for f in files:
         src = source_of(f)
-        configs[f.stem] = scaled(tomllib.loads(src.text), scale)
+        full = tomllib.loads(src.text)
+        before = _total_flows(full)
+        configs[f.stem] = scaled(full, scale)
+        flows[f.stem] = {"full": before, "run": _total_flows(configs[f.stem])}
     if out is None:
         suffix = "" if scale == 1 else f"-scale{scale:g}"
         out = Path("results") / "reproduce" / f"{name}{suffix}"
@@ -117,6 +143,9 @@ def reproduce(
     # Keep the published numbers with the results: `pktsim report OUT` shows them.
     if (folder / PUBLISHED).is_file():
         shutil.copyfile(folder / PUBLISHED, Path(out) / PUBLISHED)
+    # And the scale, so that the report says what was run and what the claims need.
+    info = {"name": name, "scale": scale, "needs_scale": needs_scale(folder), "flows": flows}
+    (Path(out) / SCALE_FILE).write_text(json.dumps(info, indent=1), encoding="utf-8")
     title = f"pktsim reproduce {name}"
     if scale != 1:
         title += f" (flows scaled down by {scale:g})"

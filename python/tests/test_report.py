@@ -3,6 +3,7 @@ reproduce runs a paper folder scaled down and shows published numbers."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -36,6 +37,10 @@ def test_sweep_report(serial_sweep: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     page = (serial_sweep / "report.html").read_text()
+    # Captions in words, not raw summary keys.
+    assert "mean slowdown (FCT / ideal FCT) vs load" in page
+    assert "slowdown.mean vs load" not in page and "slowdown.p99 vs load" not in page
+    assert "queue occupancy over time, 6 runs" in page and "<figure class='wide'>" in page
     pngs = _check_images(serial_sweep / "plots")
     names = {p.stem for p in pngs}
     assert {"slowdown_mean_by_size_websearch", "fct_cdf_websearch", "queue_occupancy"} <= names
@@ -64,6 +69,9 @@ def _tiny_experiment(root: Path) -> Path:
         'source = "a made-up paper"\nnote = "for the test"\n'
         '[[claim]]\nconfig = "a_dctcp.toml"\nrelative_to = "b_tcp.toml"\n'
         'metric = "slowdown.mean"\nvalue = 0.9\nbound = "max"\n'
+        '[[claim]]\nconfig = "b_tcp.toml"\nrelative_to = "a_dctcp.toml"\n'
+        'metric = "slowdown.mean"\nvalue = 50\nsource = "a ratio claim"\n'
+        '[[claim]]\nconfig = "c_missing.toml"\nmetric = "slowdown.mean"\nvalue = 1\n'
     )
     return folder
 
@@ -81,10 +89,108 @@ def test_reproduce_scales_down_and_shows_published_numbers(tmp_path: Path) -> No
     assert "Published vs measured" in page and "a made-up paper" in page
     measured = s.filter(s["config"] == "a_dctcp")["slowdown.mean"][0]
     assert f"{measured:.4g}" in page
+    # The page says what scale ran and what the claims need.
+    assert "at scale 4" in page and "need scale 1" in page, page
+    assert "100 of 400 flows" in page
+    # Every claim has a verdict, and no ratio is divided by a bound.
+    assert "measured / published" not in page
+    verdicts = re.findall(r"<span class='verdict-(holds|fails|partly)'>([^<]+)</span>", page)
+    assert len(verdicts) == 4, verdicts
+    assert verdicts[3] == ("fails", "not measured")
+    # The ratio claim of 50 (tcp 50 times worse than dctcp) is above 1 like
+    # the measured ratio, or fails: never without a verdict.
+    assert verdicts[2][0] in ("partly", "fails")
     # The published numbers stay with the results for later reports.
     again = pktsim.report(out).read_text()
-    assert "a made-up paper" in again
+    assert "a made-up paper" in again and "at scale 4" in again
     _check_images(out / "plots")
+
+
+def test_verdicts() -> None:
+    from pktsim.report import verdict
+
+    bound = {"value": 1.04, "bound": "max", "relative_to": "x.toml"}
+    assert verdict(bound, 1.02).kind == "holds"
+    v = verdict(bound, 1.21)
+    assert (v.kind, v.why) == ("fails", "1.21 > 1.04")
+    ratio = {"value": 3.8, "relative_to": "x.toml"}
+    assert verdict(ratio, 3.6).kind == "holds"  # within 10 %
+    assert verdict(ratio, 1.1).kind == "partly"  # Fastpass worse, not 3.8x worse
+    assert verdict(ratio, 0.9).kind == "fails"  # the other way round
+    assert verdict({"value": 2.0, "tolerance": 0.5}, 2.9).kind == "holds"
+    assert verdict({"value": 2.0}, 2.9).kind == "fails"
+    assert verdict(ratio, None).word == "not measured"
+    scaled = verdict(bound, 1.02, {"scale": 100, "needs_scale": 1})
+    assert "at scale 100" in scaled.why and "needs scale 1" in scaled.why
+
+
+def _summaries(seeds: list[int]):
+    import polars as pl
+
+    rows = []
+    for proto, base in (("dctcp", 2.0), ("tcp", 5.0)):
+        for load in (0.3, 0.6):
+            for s in seeds:
+                rows.append({"protocol": proto, "load": load, "seed": s,
+                             "slowdown.p99": base * (1 + load) + 0.1 * s})
+    return pl.DataFrame(rows)
+
+
+def test_plots_have_readable_labels_log_ticks_and_error_bars() -> None:
+    import polars as pl
+    from matplotlib.container import ErrorbarContainer
+
+    from pktsim import plots
+
+    fig = plots.metric_vs_load(_summaries([1, 2, 3]), "slowdown.p99")
+    ax = fig.axes[0]
+    assert "slowdown.p99" not in ax.get_ylabel() and "99th-percentile" in ax.get_ylabel()
+    assert "3 seeds" in ax.get_ylabel()
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 2 and all(c.has_yerr for c in bars)
+    # Width: two plots side by side on a 1400 px page.
+    w, h = fig.get_size_inches() * fig.dpi
+    assert 600 <= w <= 700, w
+    # The legend is off the data: outside the axes, to the right.
+    fig.canvas.draw()
+    leg = ax.get_legend().get_window_extent()
+    assert leg.x0 >= ax.get_window_extent().x1
+
+    flows = pl.DataFrame({
+        "protocol": ["dctcp"] * 6 + ["tcp"] * 6,
+        "size_bytes": [1_000, 50_000, 200_000, 2_000_000, 20_000_000, 900] * 2,
+        "slowdown": [1.1, 1.3, 1.6, 2.2, 2.9, 1.2, 1.4, 1.9, 2.4, 2.8, 3.1, 1.5],
+        "fct_us": [3.0, 45.0, 180.0, 1_700.0, 16_000.0, 2.5, 4.0, 60.0, 260.0,
+                   2_300.0, 21_000.0, 3.1],
+    })
+    for fig, axis in ((plots.slowdown_by_size(flows), "y"), (plots.fct_cdf(flows), "x")):
+        ax = fig.axes[0]
+        fig.canvas.draw()
+        ticks = ax.get_yticklabels() if axis == "y" else ax.get_xticklabels()
+        lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+        shown = [t.get_text() for t in ticks
+                 if t.get_text() and lo <= (t.get_position()[1 if axis == "y" else 0]) <= hi]
+        assert len(shown) >= 3, shown
+        assert not any("e+" in t or "^" in t or "10^" in t or "$" in t for t in shown), shown
+
+
+def test_queue_plot_shows_every_run_with_the_legend_off_the_data() -> None:
+    import polars as pl
+
+    from pktsim import plots
+
+    runs = [f"load={x / 10:g}, protocol={p}" for x in range(1, 6) for p in ("dctcp", "tcp")]
+    q = pl.DataFrame({
+        "run": [r for r in runs for _ in range(4)],
+        "time_ps": [t * 10**9 for _ in runs for t in range(4)],
+        "bytes": [1500 * (i % 7) for i in range(4 * len(runs))],
+    })
+    fig = plots.queue_occupancy(q, by="run")
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert sorted(titles) == sorted(runs)
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    assert fig.legends, "one legend for the figure, above the panels"
+    assert fig.get_size_inches()[0] * fig.dpi <= 1400
 
 
 @pytest.mark.skipif(not (REPO / "experiments" / "phost").is_dir(), reason="no experiments/")
