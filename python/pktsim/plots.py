@@ -79,14 +79,19 @@ def plain_number(v: float, _pos: Any = None) -> str:
 def log_axis(ax: Any, which: str = "y") -> None:
     """A log axis labelled in plain numbers, with enough labelled ticks to
     read values off: 1-2-5 per decade, and finer steps when the data span
-    less than a factor of 4 (where 1/10/100 labels leave nothing to read)."""
+    less than a factor of 20 (where 1/10/100 labels leave nothing to read)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
     lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
-    narrow = lo > 0 and hi / lo < 4
-    subs = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0) if narrow else (1.0, 2.0, 5.0)
+    span = hi / lo if lo > 0 else float("inf")
+    if span < 4:
+        subs: tuple[float, ...] = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+    elif span < 20:
+        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    else:
+        subs = (1.0, 2.0, 5.0)
     axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=30))
     axis.set_major_formatter(FuncFormatter(plain_number))
     axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(1, 10)), numticks=30))
@@ -176,7 +181,11 @@ def slowdown_by_size(
             "p999": "99.9th-percentile"}[stat]
     ax.set_ylabel(f"{name} slowdown" + (" (bars: range over seeds)" if seeds else ""))
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-    ax.set_ylim(bottom=min(1.0, *[v for v in table["v"].to_list() if v]) * 0.9)
+    vals_all = [v for v in table["v"].to_list() if v]
+    if seeds:
+        vals_all += [v for v in table["hi"].to_list() if v]
+    # Room above the tallest bar so that it never meets the frame.
+    ax.set_ylim(min(1.0, *vals_all) * 0.9, max(1.0, *vals_all) * 1.4)
     log_axis(ax, "y")
     ax.grid(axis="y", which="major", alpha=0.3)
     _legend_outside(ax, by)
@@ -289,6 +298,9 @@ def queue_occupancy(
             ax.set_title(g, fontsize="small")
     for ax in axes[len(groups):]:
         ax.set_visible(False)
+    # A panel over an empty slot is the bottom of its column: label its time axis.
+    for ax in axes[max(0, len(groups) - cols):len(groups)]:
+        ax.xaxis.set_tick_params(labelbottom=True)
     fig.supxlabel("simulated time (ms)")
     fig.supylabel("queued KB")
     handles = [Line2D([], [], color="C0", lw=1), Line2D([], [], color="C1", lw=0.8, ls="--")]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from .plots import label_of
 
 if TYPE_CHECKING:
     import polars as pl
@@ -153,8 +154,10 @@ def _fmt(v: Any) -> str:
         if abs(v) >= 10_000:
             return f"{v:,.0f}"
         if abs(v) >= 1 or v == 0:
-            return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
-        return f"{v:.3f}" if abs(v) >= 0.001 else f"{v:.2g}"
+            return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+        return f"{v:.3g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
     return str(v)
 
 
@@ -166,12 +169,13 @@ def _cell(c: Any) -> str:
     return str(c) if isinstance(c, _Html) else html.escape(_fmt(c))
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
         "<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in r) + "</tr>" for r in rows
     )
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    klass = f" class='{cls}'" if cls else ""
+    return f"<table{klass}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
 #: Relative tolerance of a claim with neither a bound nor its own ``tolerance``.
@@ -243,7 +247,7 @@ def _scale_html(info: Mapping[str, Any]) -> str:
     flows = info.get("flows") or {}
     sizes = sorted({(v.get("run"), v.get("full")) for v in flows.values()
                     if v.get("full") is not None}, key=str)
-    examples = "; ".join(f"{_fmt(r)} of {_fmt(f)} flows" for r, f in sizes[:3])
+    examples = "; ".join(f"{r:,} of {f:,} flows" for r, f in sizes[:3])
     text = (f"<b>Scale.</b> These runs are at scale {scale:g}: each config's flow count "
             f"divided by {scale:g}" + (f" ({html.escape(examples)})" if examples else "")
             + f". The published claims need scale {needs:g} (the configs as shipped). ")
@@ -300,10 +304,11 @@ def _make_plots(
         if sub.height == 0:
             continue
         for stat in ("mean", "p99"):
+            name = plots.label_of(f"slowdown.{stat}").split(" (")[0]
             keep(
-                f"{stat} slowdown by flow size ({tag}{note})",
+                f"{name} by flow size ({tag}{note})",
                 f"slowdown_{stat}_by_size_{tag}",
-                plots.slowdown_by_size(sub, stat=stat, title=f"{stat} slowdown, {tag}{note}"),
+                plots.slowdown_by_size(sub, stat=stat, title=f"{name}, {tag}{note}"),
             )
         keep(
             f"FCT CDF ({tag}{note})",
@@ -344,6 +349,7 @@ img{max-width:100%;height:auto}
 .verdict-holds{color:#070;font-weight:bold}
 .verdict-fails{color:#a00;font-weight:bold}
 .verdict-partly{color:#a60;font-weight:bold}
+table.claims td:nth-child(2),table.claims td:nth-child(n+5){text-align:left}
 .scale{background:#fff6e0;border-left:4px solid #e0a000;padding:0.6em 1em}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
 td,th{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right}
@@ -414,7 +420,7 @@ def report(
             bound = {"max": "≤ ", "min": "≥ "}.get(kind, "")
             v = verdict(c, m, scale_info)
             rows.append(
-                [what, c.get("metric"), f"{bound}{_fmt(c.get('value'))}", m,
+                [what, label_of(str(c.get("metric"))), f"{bound}{_fmt(c.get('value'))}", m,
                  _Html(f"<span class='verdict-{v.kind}'>{html.escape(v.word)}</span>"),
                  v.why, c.get("source", ""), c.get("note", "")]
             )
@@ -427,6 +433,7 @@ def report(
                 ["claim (config)", "metric", "published", "measured", "verdict", "why",
                  "source", "note"],
                 rows,
+                cls="claims",
             ),
         ]
     shown = [(k, h) for k, h in RUN_COLUMNS if k in summaries.columns and k not in params]
