@@ -162,7 +162,7 @@ mod tests {
         let names: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
         let e = env(4, &names);
         let g = Gen { env: &e, index: 0 };
-        let err = generate(&g, "websearch", 1e-12, Some(2000), None, &None)
+        let err = generate(&g, "websearch", 1e-12, Some(2000), None, &None, None)
             .unwrap_err()
             .to_string();
         assert!(
