@@ -13,10 +13,14 @@
 //! the window either (pHost's pFabric: window = cwnd + SACKed bytes), so
 //! after a timeout every hole within one window past it is resent at once.
 
+use crate::error::{Error, Result};
 use crate::net::packet::{FlowId, Header, Packet};
 use crate::sim::{Ctx, Transport};
+use crate::time::parse_duration;
 use crate::time::{Duration, Time};
 use crate::transport::receiver::AckReceiver;
+use crate::transport::{ProtocolConfig, SimSetup};
+use serde::{Deserialize, Serialize};
 
 const TIMER_RTO: u8 = 0;
 
@@ -39,14 +43,76 @@ pub struct PfabricParams {
 }
 
 impl Default for PfabricParams {
+    /// [`PfabricConfig`]'s defaults (the one place they are written).
     fn default() -> Self {
-        PfabricParams {
+        PfabricConfig::default()
+            .params()
+            .expect("the default pFabric config is valid")
+    }
+}
+
+/// `protocol = "pfabric"`: pFabric host settings (use with
+/// `switch_queue = { kind = "pfabric" }`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PfabricConfig {
+    /// Initial window, packets (≈ 1 BDP).
+    pub init_cwnd: u32,
+    /// Largest window, packets.
+    pub max_cwnd: u32,
+    /// Fixed retransmission timeout (≈ 3 RTT).
+    pub rto: String,
+    /// Consecutive timeouts before probe mode.
+    pub probe_after: u32,
+    /// Out-of-order data the receiver holds does not count against the
+    /// window (default, as pHost's pFabric); `false` counts it, as ns-2's
+    /// FullTcp does after a timeout.
+    pub sacked_outside_window: bool,
+}
+
+impl Default for PfabricConfig {
+    /// The paper's values (12-packet initial window, 45 us RTO, probe mode
+    /// after 5 timeouts) and its ns-2 scripts' largest window (23).
+    fn default() -> Self {
+        PfabricConfig {
             init_cwnd: 12,
             max_cwnd: 23,
-            rto: Duration::from_us(45),
+            rto: "45us".into(),
             probe_after: 5,
             sacked_outside_window: true,
         }
+    }
+}
+
+impl PfabricConfig {
+    /// Validate into parameters.
+    pub fn params(&self) -> Result<PfabricParams> {
+        let rto = parse_duration(&self.rto).map_err(|m| Error::config("transport.rto", m))?;
+        if rto.ps() == 0 {
+            return Err(Error::config("transport.rto", "must be positive"));
+        }
+        if self.init_cwnd == 0 || self.max_cwnd < self.init_cwnd {
+            return Err(Error::config(
+                "transport.max_cwnd",
+                "need 1 ≤ init_cwnd ≤ max_cwnd",
+            ));
+        }
+        if self.probe_after == 0 {
+            return Err(Error::config("transport.probe_after", "must be at least 1"));
+        }
+        Ok(PfabricParams {
+            init_cwnd: self.init_cwnd,
+            max_cwnd: self.max_cwnd,
+            rto,
+            probe_after: self.probe_after,
+            sacked_outside_window: self.sacked_outside_window,
+        })
+    }
+}
+
+impl ProtocolConfig for PfabricConfig {
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        Ok(setup.run(Pfabric::new(self.params()?)))
     }
 }
 

@@ -27,9 +27,12 @@
 //! many packets one priority level above longer flows' (paper §3.3: three
 //! levels, control first, then short-flow data, then long-flow data).
 
+use crate::error::{Error, Result};
 use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
+use crate::transport::{ProtocolConfig, SimSetup};
+use serde::{Deserialize, Serialize};
 
 const RTS: u8 = 0;
 const TOKEN: u8 = 1;
@@ -68,18 +71,99 @@ pub struct PhostParams {
 }
 
 impl Default for PhostParams {
+    /// [`PhostConfig`]'s defaults (the one place they are written).
     fn default() -> Self {
-        PhostParams {
+        PhostConfig::default()
+            .params()
+            .expect("the default pHost config is valid")
+    }
+}
+
+/// `protocol = "phost"`: pHost settings, times in packet times at the host
+/// rate (use with `switch_queue = { kind = "pfabric" }`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PhostConfig {
+    /// Flows of at most this many packets are sent unsolicited.
+    pub free_tokens: u32,
+    /// Token lifetime at the sender.
+    pub token_timeout: f64,
+    /// Re-issue tokens for missing packets after this long.
+    pub resend_timeout: f64,
+    /// Unused tokens before a flow is downgraded.
+    pub window: u32,
+    /// Wait of a downgraded flow for its next token.
+    pub window_timeout: f64,
+    /// Bytes per token slot (default: one MTU, tokens at line rate; pHost's
+    /// 2015 simulator used 1540).
+    pub token_slot_bytes: Option<u32>,
+    /// Give every flow free tokens for its first `free_tokens` packets (the
+    /// paper); default: only flows of at most `free_tokens` packets (the
+    /// 2015 code).
+    pub free_tokens_every_flow: bool,
+    /// Send data of flows of at most this many packets one priority level
+    /// above longer flows' (the paper's three levels); default: one data
+    /// level (the 2015 code).
+    pub short_flow_packets: Option<u32>,
+}
+
+impl Default for PhostConfig {
+    /// The values of the module doc (the paper's and its 2015 code's).
+    fn default() -> Self {
+        PhostConfig {
             free_tokens: 8,
             token_timeout: 1.5,
             resend_timeout: 9.0,
             window: 8,
             window_timeout: 15.0,
-            hold: true,
             token_slot_bytes: None,
             free_tokens_every_flow: false,
             short_flow_packets: None,
         }
+    }
+}
+
+impl PhostConfig {
+    /// Validate into parameters.
+    pub fn params(&self) -> Result<PhostParams> {
+        for (v, f) in [
+            (self.token_timeout, "token_timeout"),
+            (self.resend_timeout, "resend_timeout"),
+            (self.window_timeout, "window_timeout"),
+        ] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(Error::config(
+                    format!("transport.{f}"),
+                    format!("must be positive, got {v}"),
+                ));
+            }
+        }
+        if self.window == 0 {
+            return Err(Error::config("transport.window", "must be at least 1"));
+        }
+        if self.token_slot_bytes == Some(0) {
+            return Err(Error::config(
+                "transport.token_slot_bytes",
+                "must be positive",
+            ));
+        }
+        Ok(PhostParams {
+            free_tokens: self.free_tokens,
+            token_timeout: self.token_timeout,
+            resend_timeout: self.resend_timeout,
+            window: self.window,
+            window_timeout: self.window_timeout,
+            hold: true,
+            token_slot_bytes: self.token_slot_bytes,
+            free_tokens_every_flow: self.free_tokens_every_flow,
+            short_flow_packets: self.short_flow_packets,
+        })
+    }
+}
+
+impl ProtocolConfig for PhostConfig {
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        Ok(setup.run(Phost::new(self.params()?)))
     }
 }
 

@@ -53,13 +53,9 @@ pub struct EpochParams {
 }
 
 impl Default for EpochParams {
+    /// [`super::FastpassConfig`]'s defaults (the one place they are written).
     fn default() -> Self {
-        EpochParams {
-            epoch_slots: 8,
-            slot_bytes: 1500,
-            arbiter: None,
-            at_epoch_start: false,
-        }
+        super::FastpassConfig::default().epoch_params()
     }
 }
 

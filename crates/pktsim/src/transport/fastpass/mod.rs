@@ -34,7 +34,10 @@
 //! - Lost ALLOC messages are not recovered (the arbiter's FCP retransmission
 //!   is not modelled); requests lost on the way are (FCP's timeout, §4).
 
+pub mod config;
 pub mod epoch;
+
+pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 
 use crate::net::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::{Ctx, Setup, Transport};
@@ -112,23 +115,11 @@ pub struct FastpassParams {
 }
 
 impl Default for FastpassParams {
+    /// [`FastpassConfig`]'s defaults (the one place they are written).
     fn default() -> Self {
-        FastpassParams {
-            timeslot: None,
-            order: Order::LeastRecentlyAllocated,
-            batch_slots: 16,
-            lead_slots: 32,
-            arbiter_latency: Duration::from_ns(1000),
-            arbiter_per_alloc: Duration::from_ps(23_400),
-            arbiter_cores: 1,
-            request_timeout: Duration::from_us(20),
-            request_gap: Duration::from_ns(1000),
-            retx_timeout: Duration::from_us(20),
-            miss_threshold: 16,
-            arbiter: None,
-            path_selection: true,
-            drop_first_requests: 0,
-        }
+        FastpassConfig::default()
+            .params()
+            .expect("the default Fastpass config is valid")
     }
 }
 

@@ -22,6 +22,7 @@
 //! timers never fire for data that has not left the host.
 
 pub mod cc;
+pub mod config;
 pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
@@ -34,6 +35,7 @@ use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
 use crate::transport::receiver::AckReceiver;
 use cc::{Cc, CongestionControl};
+pub use config::{CubicConfig, DctcpConfig, TcpConfig};
 use sender::{Ack, Sender, SenderConfig};
 pub use sender::{SenderStats, TimerMode};
 
@@ -96,22 +98,11 @@ pub struct TcpParams {
 }
 
 impl Default for TcpParams {
+    /// NewReno with [`TcpConfig`]'s defaults (the one place they are written).
     fn default() -> Self {
-        TcpParams {
-            init_cwnd: 10,
-            max_cwnd: None,
-            initial_rto: Duration::from_ms(1),
-            min_rto: Duration::from_us(200),
-            max_rto: Duration::from_ms(1000),
-            dupack_threshold: 3,
-            dctcp_g: None,
-            variant: Variant::NewReno,
-            sack: true,
-            limited_transmit: true,
-            timer: TimerMode::Rfc,
-            rcv_window: DEFAULT_RCV_WINDOW,
-            nic_limit: DEFAULT_NIC_LIMIT,
-        }
+        TcpConfig::default()
+            .params(false)
+            .expect("the default TCP config is valid")
     }
 }
 

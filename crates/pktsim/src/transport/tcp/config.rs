@@ -1,0 +1,210 @@
+//! The `[transport]` settings of the TCP family (`protocol = "tcp"`,
+//! `"dctcp"`, `"cubic"`), their defaults (written once, here) and their
+//! validation into [`TcpParams`].
+
+use super::{TcpParams, TimerMode, Variant, DEFAULT_NIC_LIMIT, DEFAULT_RCV_WINDOW};
+use crate::error::{Error, Result};
+use crate::time::parse_duration;
+use crate::transport::{ProtocolConfig, SimSetup};
+use serde::{Deserialize, Serialize};
+
+/// DCTCP's default gain g = 1/16 (RFC 8257 §4.2).
+pub const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
+
+/// Settings shared by the TCP family (NewReno, DCTCP, CUBIC).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Initial window, packets.
+    pub init_cwnd: u32,
+    /// Largest window, packets (unlimited if absent).
+    pub max_cwnd: Option<u32>,
+    /// Retransmission timeout before the first RTT sample.
+    pub initial_rto: String,
+    /// Smallest retransmission timeout.
+    pub min_rto: String,
+    /// Largest retransmission timeout (after backoff).
+    pub max_rto: String,
+    /// Duplicate ACKs that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// DCTCP gain (DCTCP only).
+    pub g: Option<f64>,
+    /// SACK loss recovery (RFC 2018/6675). Default on; `false` gives
+    /// NewReno-faithful recovery (RFC 6582).
+    pub sack: bool,
+    /// RFC 3042 Limited Transmit (default on).
+    pub limited_transmit: bool,
+    /// Timer restart rule in recovery: `"rfc"` (default; RFC 6582's first
+    /// partial ACK only) or `"linux"` (every partial ACK and fast retransmit).
+    pub timer_mode: TimerMode,
+    /// Receive window advertised by receivers, bytes (default 6 MiB,
+    /// Linux's `tcp_rmem` maximum; at most 1 GiB, RFC 7323 §2.3).
+    pub rcv_window_bytes: u64,
+    /// Bytes one flow may have queued in its host NIC before it waits for
+    /// the NIC to run dry (default 64 KiB).
+    pub nic_limit_bytes: u64,
+}
+
+impl Default for TcpConfig {
+    /// The defaults of every TCP setting (and so of [`TcpParams`]).
+    fn default() -> Self {
+        TcpConfig {
+            init_cwnd: 10,
+            max_cwnd: None,
+            initial_rto: "1ms".into(),
+            min_rto: "200us".into(),
+            max_rto: "1s".into(),
+            dupack_threshold: 3,
+            g: None,
+            sack: true,
+            limited_transmit: true,
+            timer_mode: TimerMode::default(),
+            rcv_window_bytes: DEFAULT_RCV_WINDOW,
+            nic_limit_bytes: DEFAULT_NIC_LIMIT,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Validate into parameters; `dctcp` allows (and defaults) the gain `g`.
+    pub fn params(&self, dctcp: bool) -> Result<TcpParams> {
+        let dur = |s: &str, f: &str| {
+            parse_duration(s).map_err(|m| Error::config(format!("transport.{f}"), m))
+        };
+        let p = TcpParams {
+            init_cwnd: self.init_cwnd,
+            max_cwnd: self.max_cwnd,
+            initial_rto: dur(&self.initial_rto, "initial_rto")?,
+            min_rto: dur(&self.min_rto, "min_rto")?,
+            max_rto: dur(&self.max_rto, "max_rto")?,
+            dupack_threshold: self.dupack_threshold,
+            dctcp_g: if dctcp {
+                Some(self.g.unwrap_or(DEFAULT_DCTCP_G))
+            } else {
+                None
+            },
+            variant: Variant::NewReno,
+            sack: self.sack,
+            limited_transmit: self.limited_transmit,
+            timer: self.timer_mode,
+            rcv_window: self.rcv_window_bytes,
+            nic_limit: self.nic_limit_bytes,
+        };
+        if p.rcv_window == 0 || p.rcv_window > 1 << 30 {
+            return Err(Error::config(
+                "transport.rcv_window_bytes",
+                "must be between 1 and 2^30 (RFC 7323 §2.3)",
+            ));
+        }
+        if p.init_cwnd == 0 {
+            return Err(Error::config("transport.init_cwnd", "must be at least 1"));
+        }
+        if p.max_cwnd == Some(0) {
+            return Err(Error::config("transport.max_cwnd", "must be at least 1"));
+        }
+        if p.initial_rto.ps() == 0 || p.min_rto.ps() == 0 {
+            return Err(Error::config("transport.min_rto", "RTOs must be positive"));
+        }
+        if p.dupack_threshold == 0 {
+            return Err(Error::config(
+                "transport.dupack_threshold",
+                "must be at least 1",
+            ));
+        }
+        if !dctcp && self.g.is_some() {
+            return Err(Error::config("transport.g", "only DCTCP has a gain g"));
+        }
+        if let Some(g) = p.dctcp_g {
+            if !(g > 0.0 && g <= 1.0) {
+                return Err(Error::config(
+                    "transport.g",
+                    format!("must be in (0, 1], got {g}"),
+                ));
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// `protocol = "tcp"`: TCP NewReno.
+impl ProtocolConfig for TcpConfig {
+    const TCP_FAMILY: bool = true;
+
+    fn tcp(&self) -> Result<Option<TcpParams>> {
+        self.params(false).map(Some)
+    }
+
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        Ok(setup.run(super::Tcp::new(self.params(false)?)))
+    }
+}
+
+/// `protocol = "dctcp"`: the TCP settings, DCTCP's controller (RFC 8257).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct DctcpConfig(pub TcpConfig);
+
+impl ProtocolConfig for DctcpConfig {
+    const TCP_FAMILY: bool = true;
+
+    /// The resolved config shows the gain in use.
+    fn resolve(&mut self) {
+        self.0.g.get_or_insert(DEFAULT_DCTCP_G);
+    }
+
+    fn tcp(&self) -> Result<Option<TcpParams>> {
+        self.0.params(true).map(Some)
+    }
+
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        Ok(setup.run(super::Tcp::new(self.0.params(true)?)))
+    }
+}
+
+/// `protocol = "cubic"`: the TCP settings, CUBIC's controller (RFC 9438).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct CubicConfig(pub TcpConfig);
+
+impl CubicConfig {
+    /// Validate into parameters with CUBIC's controller.
+    pub fn params(&self) -> Result<TcpParams> {
+        Ok(TcpParams {
+            variant: Variant::Cubic,
+            ..self.0.params(false)?
+        })
+    }
+}
+
+impl ProtocolConfig for CubicConfig {
+    const TCP_FAMILY: bool = true;
+
+    fn tcp(&self) -> Result<Option<TcpParams>> {
+        self.params().map(Some)
+    }
+
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        Ok(setup.run(super::Tcp::new(self.params()?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_section_takes_every_default() {
+        let c: TcpConfig = toml::from_str("").unwrap();
+        assert_eq!(c, TcpConfig::default());
+    }
+
+    #[test]
+    fn default_params_are_the_default_config_validated() {
+        let p = TcpParams::default();
+        assert_eq!(p.init_cwnd, 10);
+        assert_eq!(p.min_rto, crate::time::Duration::from_us(200));
+        assert_eq!(p.max_rto, crate::time::Duration::from_ms(1000));
+        assert_eq!(p.dctcp_g, None);
+        assert_eq!(p.rcv_window, DEFAULT_RCV_WINDOW);
+    }
+}
