@@ -12,3 +12,4 @@ mod tcp_dumbbell;
 mod tcp_family;
 mod transport_contract;
 mod validation;
+mod validation_dctcp;
