@@ -5,6 +5,7 @@
 
 pub mod contract;
 pub mod fastpass;
+pub mod host;
 pub mod pfabric;
 pub mod phost;
 pub mod receiver;

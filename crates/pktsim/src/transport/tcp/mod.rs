@@ -33,6 +33,7 @@ pub mod sender;
 use crate::packet::{flags, FlowId, Header, NodeId, Packet};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
+use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::receiver::AckReceiver;
 use cc::{Cc, CongestionControl};
 pub use config::{CubicConfig, DctcpConfig, TcpConfig};
@@ -138,8 +139,8 @@ pub struct Tcp {
     params: TcpParams,
     senders: Vec<Option<Sender>>,
     receivers: Vec<AckReceiver>,
-    /// Time of each flow's pending timer event (`Time::MAX`: none).
-    timer_at: Vec<Time>,
+    /// Each flow's pending RTO event (the deadline is the sender's).
+    timers: Vec<LazyTimer>,
     /// Flows waiting for their host NIC to run dry, per host.
     waiting: Vec<Vec<FlowId>>,
     is_waiting: Vec<bool>,
@@ -156,7 +157,7 @@ impl Tcp {
             params,
             senders: Vec::new(),
             receivers: Vec::new(),
-            timer_at: Vec::new(),
+            timers: Vec::new(),
             waiting: Vec::new(),
             is_waiting: Vec::new(),
             counts: Counts::default(),
@@ -169,7 +170,7 @@ impl Tcp {
         if self.senders.len() < n {
             self.senders.resize(n, None);
             self.receivers.resize(n, AckReceiver::default());
-            self.timer_at.resize(n, Time::MAX);
+            self.timers.resize(n, LazyTimer::IDLE);
             self.is_waiting.resize(n, false);
         }
         let h = ctx.n_hosts() as usize;
@@ -256,14 +257,8 @@ impl Tcp {
     /// Keep one timer event pending at or before the sender's deadline.
     /// Timers are lazy: an event that fires early re-arms itself.
     fn sync_timer(&mut self, ctx: &mut Ctx, f: FlowId, s: &Sender) {
-        if s.rto_deadline == Time::MAX {
-            return;
-        }
-        let d = s.rto_deadline.max(ctx.now());
-        let at = &mut self.timer_at[f.idx()];
-        if d < *at {
-            *at = d;
-            ctx.set_timer(d, f.0, TIMER_RTO);
+        if let Some(at) = self.timers[f.idx()].arm(ctx.now(), s.rto_deadline) {
+            ctx.set_timer(at, f.0, TIMER_RTO);
         }
     }
 
@@ -401,11 +396,10 @@ impl Transport for Tcp {
         debug_assert_eq!(kind, TIMER_RTO);
         let f = FlowId(id);
         let now = ctx.now();
-        if now != self.timer_at[f.idx()] {
+        if !self.timers[f.idx()].fire(now) {
             // A stale event: a newer one is pending.
             return;
         }
-        self.timer_at[f.idx()] = Time::MAX;
         let Some(mut s) = self.senders[f.idx()].take() else {
             return;
         };

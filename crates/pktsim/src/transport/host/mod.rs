@@ -1,0 +1,3 @@
+//! Host-side pieces shared by several transports: one concept per file.
+
+pub mod lazy_timer;
