@@ -18,6 +18,7 @@ use crate::net::packet::{FlowId, Header, Packet};
 use crate::sim::{Ctx, Transport};
 use crate::time::parse_duration;
 use crate::time::{Duration, Time};
+use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::receiver::AckReceiver;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
@@ -129,7 +130,8 @@ struct Sender {
     timeouts: u32,
     probing: bool,
     rto_deadline: Time,
-    timer_at: Time,
+    /// The pending RTO event (lazy: stale events are ignored).
+    timer: LazyTimer,
     done: bool,
 }
 
@@ -222,9 +224,8 @@ impl Pfabric {
     fn arm(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
         let deadline = ctx.now() + self.params.rto;
         s.rto_deadline = deadline;
-        if s.timer_at == Time::MAX || s.timer_at > deadline {
-            s.timer_at = deadline;
-            ctx.set_timer(deadline, f.0, TIMER_RTO);
+        if let Some(at) = s.timer.arm(ctx.now(), deadline) {
+            ctx.set_timer(at, f.0, TIMER_RTO);
         }
     }
 
@@ -281,7 +282,7 @@ impl Transport for Pfabric {
             timeouts: 0,
             probing: false,
             rto_deadline: Time::MAX,
-            timer_at: Time::MAX,
+            timer: LazyTimer::IDLE,
             done: false,
         };
         self.fill_window(ctx, f, &mut s);
@@ -305,13 +306,13 @@ impl Transport for Pfabric {
             return;
         };
         let now = ctx.now();
-        if now == s.timer_at {
-            s.timer_at = Time::MAX;
+        if s.timer.fire(now) {
             if s.done || s.rto_deadline == Time::MAX {
                 s.rto_deadline = Time::MAX;
             } else if now < s.rto_deadline {
-                s.timer_at = s.rto_deadline;
-                ctx.set_timer(s.rto_deadline, id, TIMER_RTO);
+                if let Some(at) = s.timer.arm(now, s.rto_deadline) {
+                    ctx.set_timer(at, id, TIMER_RTO);
+                }
             } else {
                 // Timeout: halve ssthresh, restart at one packet, go back to
                 // the first unacknowledged byte (ns-2 `slowdown`).
