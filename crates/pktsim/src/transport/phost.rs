@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
+use crate::transport::host::packet_bitmap::PacketBitmap;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
@@ -190,10 +191,8 @@ struct SendFlow {
 struct RecvFlow {
     started: bool,
     finished: bool,
-    received: Vec<bool>,
-    n_received: u32,
-    /// First packet index not yet received.
-    until: u32,
+    /// Packets received, by index.
+    received: PacketBitmap,
     /// Tokens issued (free ones included).
     count: u32,
     /// Tokens that may be issued before waiting for the resend timer.
@@ -357,7 +356,7 @@ impl Phost {
             return;
         }
         r.started = true;
-        r.received = vec![false; n as usize];
+        r.received.reset(n);
         r.count = free;
         r.goal = n;
         r.last_pkt = free.checked_sub(1);
@@ -424,7 +423,7 @@ impl Phost {
             .map(|&f| {
                 let r = &self.recv[f.idx()];
                 let s = ctx.flow(f);
-                let got = (r.n_received as u64 * ctx.format().mss as u64).min(s.size);
+                let got = (r.received.count() as u64 * ctx.format().mss as u64).min(s.size);
                 (s.size - got, s.start, f)
             })
             .collect();
@@ -441,7 +440,7 @@ impl Phost {
                 }
                 // Re-issue: allow tokens for the packets still missing.
                 r.resend_at = None;
-                r.goal = r.count + (r.received.len() as u32 - r.n_received);
+                r.goal = r.count + (r.received.len() - r.received.count());
             }
             if r.count >= r.goal {
                 continue;
@@ -458,11 +457,11 @@ impl Phost {
                 }
             }
             // The next missing packet after the last one tokenised, wrapping.
-            let n = r.received.len() as u32;
+            let n = r.received.len();
             let start = r.last_pkt.map_or(0, |p| p + 1);
             let pick = (start..n)
-                .chain(r.until..start.min(n))
-                .find(|&i| !r.received[i as usize]);
+                .chain(r.received.until()..start.min(n))
+                .find(|&i| !r.received.has(i));
             let Some(pkt) = pick else { continue };
             r.count += 1;
             r.last_pkt = Some(pkt);
@@ -470,7 +469,7 @@ impl Phost {
             if r.count >= r.goal {
                 r.resend_at = Some(now + resend);
             }
-            let remaining = n - r.n_received;
+            let remaining = n - r.received.count();
             let seq = r.count;
             let spec = ctx.flow(f);
             let (src, dst) = (spec.src, spec.dst);
@@ -506,16 +505,9 @@ impl Phost {
         let size = ctx.flow(f).size;
         let r = &mut self.recv[f.idx()];
         r.largest_seq_echoed = r.largest_seq_echoed.max(seq);
-        let i = idx as usize;
-        if i < r.received.len() && !r.received[i] {
-            r.received[i] = true;
-            r.n_received += 1;
-            while (r.until as usize) < r.received.len() && r.received[r.until as usize] {
-                r.until += 1;
-            }
-        }
-        let in_order = (r.until as u64 * mss).min(size);
-        let done = r.n_received as usize == r.received.len();
+        r.received.mark(idx);
+        let in_order = (r.received.until() as u64 * mss).min(size);
+        let done = r.received.count() == r.received.len();
         ctx.set_received(f, in_order);
         if done && !r.finished {
             r.finished = true;

@@ -42,6 +42,7 @@ pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 use crate::net::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind};
 use crate::sim::{Ctx, Setup, Transport};
 use crate::time::{Duration, Time};
+use crate::transport::host::packet_bitmap::PacketBitmap;
 use fastpass_arbiter::{colour_edges, Allocator, Order};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -211,10 +212,8 @@ struct SendFlow {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RecvFlow {
-    pub(crate) received: Vec<bool>,
-    pub(crate) n_received: u32,
-    /// First packet index not yet received.
-    pub(crate) until: u32,
+    /// Packets received, by index.
+    pub(crate) received: PacketBitmap,
 }
 
 impl RecvFlow {
@@ -222,18 +221,10 @@ impl RecvFlow {
     /// bytes now held.
     pub(crate) fn take(&mut self, idx: u32, n: u32, mss: u64, size: u64) -> u64 {
         if self.received.is_empty() {
-            self.received = vec![false; n as usize];
+            self.received.reset(n);
         }
-        let i = idx as usize;
-        if i < self.received.len() && !self.received[i] {
-            self.received[i] = true;
-            self.n_received += 1;
-            while (self.until as usize) < self.received.len() && self.received[self.until as usize]
-            {
-                self.until += 1;
-            }
-        }
-        (self.until as u64 * mss).min(size)
+        self.received.mark(idx);
+        (self.received.until() as u64 * mss).min(size)
     }
 }
 
@@ -872,10 +863,10 @@ mod tests {
         let mut r = RecvFlow::default();
         assert_eq!(r.take(1, 3, 1000, 2500), 0);
         assert_eq!(r.take(1, 3, 1000, 2500), 0);
-        assert_eq!(r.n_received, 1);
+        assert_eq!(r.received.count(), 1);
         assert_eq!(r.take(0, 3, 1000, 2500), 2000);
         assert_eq!(r.take(2, 3, 1000, 2500), 2500);
-        assert_eq!(r.n_received, 3);
+        assert_eq!(r.received.count(), 3);
     }
 
     #[test]
