@@ -319,9 +319,9 @@ fn bad_inputs_exit_2_with_one_line_that_names_the_field() {
     let mut cases = vec![
         // Too large: refused from an estimate, before anything is allocated.
         bad(
-            "hosts_per_leaf = 100000",
-            "hosts_per_leaf = 4",
-            "hosts_per_leaf = 100000",
+            "leaves = 200000",
+            "leaves = 2",
+            "leaves = 200000",
             &[
                 "error: topology: ",
                 "GB of memory",

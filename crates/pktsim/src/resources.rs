@@ -34,7 +34,7 @@ pub const ENV_MAX_EVENTS: &str = "PKTSIM_MAX_EVENTS";
 const NODE_BYTES: u64 = 160;
 /// A port: queue, FIFO of packets on the wire, counters.
 const PORT_BYTES: u64 = 320;
-/// A routing entry (node × destination host) plus its round-robin counter.
+/// A routing entry (switch × leaf switch, and two per host).
 const ROUTE_BYTES: u64 = 12;
 /// A flow: its spec while generated, transport state and its result row.
 const FLOW_BYTES: u64 = 400;
@@ -185,14 +185,19 @@ impl Estimate {
         });
     }
 
-    /// Memory for nodes, ports and routing tables of a topology.
+    /// Memory for nodes, ports and routing tables of a topology. Routing
+    /// keeps one entry per (switch, leaf switch) and two per host
+    /// ([`crate::net::routing`]); leaves are at most min(switches, hosts).
     pub fn topology(&mut self, hosts: u64, nodes: u64, links: u64) {
         self.add("topology", "nodes", nodes, NODE_BYTES);
         self.add("topology", "ports", links.saturating_mul(2), PORT_BYTES);
+        let switches = nodes.saturating_sub(hosts);
         self.add(
             "topology",
-            "routing entries (nodes × hosts)",
-            nodes.saturating_mul(hosts),
+            "routing entries (switches × leaves)",
+            switches
+                .saturating_mul(switches.min(hosts))
+                .saturating_add(hosts.saturating_mul(2)),
             ROUTE_BYTES,
         );
     }
@@ -316,8 +321,9 @@ mod tests {
     #[test]
     fn an_estimate_above_the_limit_names_its_largest_part() {
         let mut e = Estimate::default();
-        // hosts_per_leaf = 100000 under 2 leaves and 2 spines.
-        e.topology(200_000, 200_004, 200_004);
+        // leaves = 200000 (4 hosts each) under 2 spines: 200,002 switches
+        // by 200,000 leaves.
+        e.topology(800_000, 1_000_002, 800_000 + 400_000);
         e.flows("workload[0].flows", 200);
         let limits = Limits {
             max_memory_bytes: 16_000_000_000,

@@ -261,7 +261,7 @@ impl Network {
             }
         }
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
-        let egress = Egress::new(params.load_balancing, n, routing.n_entries(), streams);
+        let egress = Egress::new(params.load_balancing, n, streams);
         let hook = params.refusal.build(n, streams);
         Ok(Network {
             nodes,
@@ -787,11 +787,10 @@ impl Network {
                 self.ports[p.idx()].touch(now);
             }
         }
-        let entry = self.routing.entry_index(sw, pkt.dst);
         let ports = &self.ports;
         let i = self
             .egress
-            .choose(sw, pkt, n, entry, |i| ports[hops[i].idx()].queued_bytes());
+            .choose(sw, pkt, n, |i| ports[hops[i].idx()].queued_bytes());
         hops[i]
     }
 

@@ -1,24 +1,54 @@
-//! Shortest-path routing: for every switch and destination host, the set of
+//! Shortest-path routing: for every node and destination host, the set of
 //! egress ports that lie on some shortest path (hop count). Load balancing
 //! over that set (ECMP hash, spraying, source routes) is done per packet by
 //! the network.
+//!
+//! Every host has exactly one link, to a switch (the network checks this),
+//! so the shortest paths towards a host are those towards its switch plus
+//! the last link. Tables are therefore kept per *leaf* (a switch with hosts
+//! attached), not per host: one entry per (switch, leaf) and one per host.
+//! A k = 48 fat tree (27,648 hosts, 2,880 switches, 1,152 leaves) needs
+//! 3.3 M entries instead of 845 M, and one breadth-first search per leaf
+//! instead of one per host.
 
 use crate::error::{Error, Result};
 use crate::net::packet::{NodeId, PortId};
 use std::collections::{HashMap, VecDeque};
 
+/// No leaf: the node is not a switch with hosts attached.
+const NONE: u32 = u32::MAX;
+
+/// What routing keeps per host, together so that one lookup reads one line.
+#[derive(Debug, Clone, Copy)]
+struct HostRoute {
+    /// The switch the host is attached to.
+    attach: NodeId,
+    /// That switch's index among the leaves.
+    leaf: u32,
+    /// (start, len) into `hops` of the host's NIC: its only next hop.
+    nic: (u32, u32),
+    /// (start, len) into `hops` of the port from its switch down to it.
+    down: (u32, u32),
+}
+
 /// Equal-cost next hops for every (node, destination host).
 #[derive(Debug, Clone)]
 pub struct Routing {
     n_hosts: usize,
-    /// (start, len) into `hops` for entry `node * n_hosts + dst`.
+    /// Leaves (switches with hosts attached).
+    n_leaves: usize,
+    /// Per host.
+    host: Vec<HostRoute>,
+    /// (start, len) into `hops` for entry `(switch - n_hosts) * n_leaves +
+    /// leaf` (switches are numbered after the hosts).
     entries: Vec<(u32, u32)>,
     hops: Vec<PortId>,
 }
 
 impl Routing {
     /// Compute routes. `adj[node]` lists `(port, peer)` for the node's output
-    /// ports. Hosts never forward, so paths cross only switches. Fails if a
+    /// ports; nodes `0..n_hosts` are hosts, each with exactly one port, to a
+    /// switch. Hosts never forward, so paths cross only switches. Fails if a
     /// host cannot reach another host.
     pub fn compute(
         n_hosts: usize,
@@ -26,60 +56,98 @@ impl Routing {
         names: &[String],
     ) -> Result<Routing> {
         let n = adj.len();
-        let mut entries = vec![(0u32, 0u32); n * n_hosts];
         let mut hops: Vec<PortId> = Vec::new();
         let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
+        let mut intern = |set: &[PortId]| -> (u32, u32) {
+            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
+                let s = hops.len() as u32;
+                hops.extend_from_slice(set);
+                s
+            });
+            (start, set.len() as u32)
+        };
+
+        // Hosts: their switch, their NIC and the port down to them.
+        let mut attach = Vec::with_capacity(n_hosts);
+        let mut nic = Vec::with_capacity(n_hosts);
+        let mut down = Vec::with_capacity(n_hosts);
+        for (h, ports) in adj.iter().enumerate().take(n_hosts) {
+            debug_assert_eq!(ports.len(), 1, "one link per host");
+            let (p, sw) = ports[0];
+            attach.push(sw);
+            nic.push(intern(&[p]));
+            let to_host: Vec<PortId> = adj[sw.idx()]
+                .iter()
+                .filter(|&&(_, v)| v.idx() == h)
+                .map(|&(q, _)| q)
+                .collect();
+            down.push(intern(&to_host));
+        }
+
+        // Leaves, numbered in order of their first host; switch rows.
+        let mut leaf_index = vec![NONE; n];
+        let mut leaves: Vec<NodeId> = Vec::new();
+        for &sw in &attach {
+            if leaf_index[sw.idx()] == NONE {
+                leaf_index[sw.idx()] = leaves.len() as u32;
+                leaves.push(sw);
+            }
+        }
+        let n_leaves = leaves.len();
+        let mut entries = vec![(0u32, 0u32); (n - n_hosts) * n_leaves];
+
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         let mut set = Vec::new();
-        for dst in 0..n_hosts {
-            // BFS backwards from dst; links are bidirectional so forward
-            // adjacency serves. Do not expand through other hosts.
+        for (l, &leaf) in leaves.iter().enumerate() {
+            // BFS from the leaf through switches only; links are
+            // bidirectional so forward adjacency serves.
             dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst] = 0;
-            queue.push_back(dst);
+            dist[leaf.idx()] = 0;
+            queue.push_back(leaf.idx());
             while let Some(u) = queue.pop_front() {
-                if u != dst && u < n_hosts {
-                    continue;
-                }
                 for &(_, v) in &adj[u] {
-                    if dist[v.idx()] == u32::MAX {
+                    if v.idx() >= n_hosts && dist[v.idx()] == u32::MAX {
                         dist[v.idx()] = dist[u] + 1;
                         queue.push_back(v.idx());
                     }
                 }
             }
-            for src in 0..n_hosts {
-                if dist[src] == u32::MAX {
-                    return Err(Error::Topology(format!(
-                        "host {} cannot reach host {}",
-                        names[src], names[dst]
-                    )));
-                }
+            if let Some(src) = (0..n_hosts).find(|&h| dist[attach[h].idx()] == u32::MAX) {
+                // The first leaf is host 0's, and reachability is symmetric,
+                // so the first failure names a host that cannot reach host 0.
+                return Err(Error::Topology(format!(
+                    "host {} cannot reach host {}",
+                    names[src], names[0]
+                )));
             }
-            for (u, ports) in adj.iter().enumerate() {
-                if u == dst || dist[u] == u32::MAX {
+            for u in n_hosts..n {
+                if u == leaf.idx() || dist[u] == u32::MAX {
                     continue;
                 }
                 set.clear();
-                for &(p, v) in ports {
+                for &(p, v) in &adj[u] {
+                    // The next hop must be a switch one step closer.
                     let v = v.idx();
-                    // The next hop must be closer, and be a switch or dst itself.
-                    if dist[v] != u32::MAX && dist[v] + 1 == dist[u] && (v == dst || v >= n_hosts) {
+                    if v >= n_hosts && dist[v] != u32::MAX && dist[v] + 1 == dist[u] {
                         set.push(p);
                     }
                 }
-                let len = set.len() as u32;
-                let start = *dedup.entry(set.clone()).or_insert_with(|| {
-                    let s = hops.len() as u32;
-                    hops.extend_from_slice(&set);
-                    s
-                });
-                entries[u * n_hosts + dst] = (start, len);
+                entries[(u - n_hosts) * n_leaves + l] = intern(&set);
             }
         }
+        let host = (0..n_hosts)
+            .map(|h| HostRoute {
+                attach: attach[h],
+                leaf: leaf_index[attach[h].idx()],
+                nic: nic[h],
+                down: down[h],
+            })
+            .collect();
         Ok(Routing {
             n_hosts,
+            n_leaves,
+            host,
             entries,
             hops,
         })
@@ -88,19 +156,129 @@ impl Routing {
     /// Equal-cost egress ports at `node` towards host `dst`.
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst: NodeId) -> &[PortId] {
-        let (s, l) = self.entries[node.idx() * self.n_hosts + dst.idx()];
+        let (s, l) = if node.idx() < self.n_hosts {
+            self.host[node.idx()].nic
+        } else {
+            let to = &self.host[dst.idx()];
+            if node == to.attach {
+                to.down
+            } else {
+                self.entries[(node.idx() - self.n_hosts) * self.n_leaves + to.leaf as usize]
+            }
+        };
         &self.hops[s as usize..(s + l) as usize]
     }
 
-    /// Index of the routing entry for (node, dst): used for per-entry state
-    /// such as round-robin counters.
-    #[inline]
-    pub fn entry_index(&self, node: NodeId, dst: NodeId) -> usize {
-        node.idx() * self.n_hosts + dst.idx()
+    /// Routing entries held (switch × leaf tables plus two per host).
+    pub fn n_entries(&self) -> usize {
+        self.entries.len() + 2 * self.n_hosts
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("n{i}")).collect()
     }
 
-    /// Number of entries.
-    pub fn n_entries(&self) -> usize {
-        self.entries.len()
+    /// Hosts 0,1 on switch 4, hosts 2,3 on switch 5, spines 6 and 7 each
+    /// linked to both leaves. Ports are numbered in link order.
+    fn leaf_spine() -> Vec<Vec<(PortId, NodeId)>> {
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); 8];
+        let mut next = 0u32;
+        let mut link = |adj: &mut Vec<Vec<(PortId, NodeId)>>, a: usize, b: usize| {
+            adj[a].push((PortId(next), NodeId(b as u32)));
+            adj[b].push((PortId(next + 1), NodeId(a as u32)));
+            next += 2;
+        };
+        for (h, s) in [(0, 4), (1, 4), (2, 5), (3, 5)] {
+            link(&mut adj, h, s);
+        }
+        for spine in [6, 7] {
+            for leaf in [4, 5] {
+                link(&mut adj, leaf, spine);
+            }
+        }
+        adj
+    }
+
+    #[test]
+    fn next_hops_follow_every_shortest_path_down_to_the_host() {
+        let adj = leaf_spine();
+        let r = Routing::compute(4, &adj, &names(8)).unwrap();
+        let ports = |node: u32, dst: u32| -> Vec<u32> {
+            r.next_hops(NodeId(node), NodeId(dst))
+                .iter()
+                .map(|p| p.0)
+                .collect()
+        };
+        // A host's only next hop is its NIC.
+        assert_eq!(ports(0, 3), vec![0]);
+        assert_eq!(ports(3, 0), vec![6]);
+        // Leaf 4 to a remote host: both spines, in port order.
+        assert_eq!(ports(4, 2), vec![8, 12]);
+        // Leaf 4 to its own hosts: the port down to each.
+        assert_eq!(ports(4, 0), vec![1]);
+        assert_eq!(ports(4, 1), vec![3]);
+        // Spine 6 down to each leaf.
+        assert_eq!(ports(6, 0), vec![9]);
+        assert_eq!(ports(6, 3), vec![11]);
+        assert_eq!(r.n_entries(), 4 * 2 + 2 * 4);
+    }
+
+    #[test]
+    fn a_host_that_cannot_reach_another_is_an_error() {
+        // Two separate leaves with one host each.
+        let adj = vec![
+            vec![(PortId(0), NodeId(2))],
+            vec![(PortId(2), NodeId(3))],
+            vec![(PortId(1), NodeId(0))],
+            vec![(PortId(3), NodeId(1))],
+        ];
+        let err = Routing::compute(2, &adj, &names(4)).unwrap_err();
+        assert!(
+            err.to_string().contains("host n1 cannot reach host n0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_fat_tree_keeps_tables_per_leaf_not_per_host() {
+        use crate::net::topology::fat_tree;
+        use crate::time::{Duration, Rate};
+        // k = 8: 128 hosts, 32 ToRs, 32 aggregation and 16 core switches.
+        let gbps = Rate::gbps(10);
+        let t = fat_tree(8, 8, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
+        for (i, l) in t.links.iter().enumerate() {
+            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
+            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
+        }
+        let r = Routing::compute(128, &adj, &t.names).unwrap();
+        // 80 switches × 32 leaves, plus two per host: not nodes × hosts
+        // (208 × 128), which grows as k^6 and was 6.9 GB at k = 48.
+        assert_eq!(r.n_entries(), 80 * 32 + 2 * 128);
+        // Every host reaches every other along a shortest path: up to the
+        // core and back is 6 hops between pods, 4 within a pod, 2 on a ToR.
+        let hops = |src: usize, dst: usize| -> usize {
+            let (mut at, mut n) = (NodeId(src as u32), 0);
+            while at.idx() != dst {
+                let p = r.next_hops(at, NodeId(dst as u32))[0];
+                let i = p.0 as usize / 2;
+                let l = &t.links[i];
+                at = if p.0 % 2 == 0 { l.b } else { l.a };
+                n += 1;
+                assert!(n <= 6, "loop from {src} to {dst}");
+            }
+            n
+        };
+        assert_eq!(hops(0, 1), 2);
+        assert_eq!(hops(0, 4), 4);
+        assert_eq!(hops(0, 127), 6);
+        // Between pods there are (k/2)^2 = 16 shortest paths: 4 choices up
+        // at the ToR, 4 at the aggregation switch, 1 on the way down.
+        assert_eq!(r.next_hops(NodeId(128), NodeId(127)).len(), 4);
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::engine::{Rng, RngStreams};
 use crate::packet::{flags, NodeId, Packet};
+use std::collections::HashMap;
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, Default)]
@@ -47,30 +48,25 @@ pub struct Egress {
     pub policy: LoadBalancing,
     /// One random stream per node (`net.spray`, index = node id).
     spray_rng: Vec<Rng>,
-    /// Round-robin counters per routing entry.
-    rr: Vec<u32>,
+    /// Round-robin counters per (switch, destination host), made on first
+    /// use: a dense table would be switches × hosts (GBs on a large fat tree).
+    rr: HashMap<(NodeId, NodeId), u32>,
 }
 
 impl Egress {
-    /// Egress state for `n_nodes` nodes and `n_entries` routing entries.
-    pub fn new(
-        policy: LoadBalancing,
-        n_nodes: usize,
-        n_entries: usize,
-        streams: &RngStreams,
-    ) -> Egress {
+    /// Egress state for `n_nodes` nodes.
+    pub fn new(policy: LoadBalancing, n_nodes: usize, streams: &RngStreams) -> Egress {
         Egress {
             policy,
             spray_rng: (0..n_nodes)
                 .map(|i| streams.stream("net.spray", i as u64))
                 .collect(),
-            rr: vec![0u32; n_entries],
+            rr: HashMap::new(),
         }
     }
 
     /// Index into `hops` (the equal-cost next hops at `sw` towards
-    /// `pkt.dst`, at least two of them) for `pkt`. `entry` is the routing
-    /// entry's index (for round-robin state); `load(i)` reads the queued
+    /// `pkt.dst`, at least two of them) for `pkt`. `load(i)` reads the queued
     /// bytes of `hops[i]`, for the policies that read queue state.
     #[inline]
     pub fn choose(
@@ -78,7 +74,6 @@ impl Egress {
         sw: NodeId,
         pkt: &Packet,
         n: usize,
-        entry: usize,
         load: impl Fn(usize) -> u64,
     ) -> usize {
         if pkt.has(flags::SOURCE_ROUTED) {
@@ -88,9 +83,10 @@ impl Egress {
             LoadBalancing::Ecmp => ecmp(sw, pkt, n),
             LoadBalancing::Spray => self.spray_rng[sw.idx()].below(n as u64) as usize,
             LoadBalancing::SprayRoundRobin => {
-                let c = self.rr[entry];
-                self.rr[entry] = c.wrapping_add(1);
-                c as usize % n
+                let c = self.rr.entry((sw, pkt.dst)).or_insert(0);
+                let i = *c as usize % n;
+                *c = c.wrapping_add(1);
+                i
             }
             LoadBalancing::SymmetricEcmp => symmetric_ecmp(pkt, n),
             LoadBalancing::PowerOfTwo => {
@@ -172,11 +168,11 @@ mod tests {
 
     #[test]
     fn symmetric_ecmp_is_the_same_both_ways_at_the_same_depth() {
-        let mut e = Egress::new(LoadBalancing::SymmetricEcmp, 8, 8, &RngStreams::new(1));
+        let mut e = Egress::new(LoadBalancing::SymmetricEcmp, 8, &RngStreams::new(1));
         for n in 2..9 {
             for hops in 1..4 {
-                let fwd = e.choose(NodeId(5), &pkt(1, 3, hops), n, 0, |_| 0);
-                let rev = e.choose(NodeId(6), &pkt(3, 1, hops), n, 0, |_| 0);
+                let fwd = e.choose(NodeId(5), &pkt(1, 3, hops), n, |_| 0);
+                let rev = e.choose(NodeId(6), &pkt(3, 1, hops), n, |_| 0);
                 assert_eq!(fwd, rev, "n = {n}, hops = {hops}");
             }
         }
@@ -184,18 +180,18 @@ mod tests {
 
     #[test]
     fn least_loaded_takes_the_shortest_queue() {
-        let mut e = Egress::new(LoadBalancing::LeastLoaded, 1, 1, &RngStreams::new(1));
+        let mut e = Egress::new(LoadBalancing::LeastLoaded, 1, &RngStreams::new(1));
         let loads = [3000u64, 1500, 0, 4500];
-        assert_eq!(e.choose(NodeId(0), &pkt(0, 1, 1), 4, 0, |i| loads[i]), 2);
+        assert_eq!(e.choose(NodeId(0), &pkt(0, 1, 1), 4, |i| loads[i]), 2);
     }
 
     #[test]
     fn power_of_two_never_takes_the_longer_of_its_two() {
-        let mut e = Egress::new(LoadBalancing::PowerOfTwo, 1, 1, &RngStreams::new(3));
+        let mut e = Egress::new(LoadBalancing::PowerOfTwo, 1, &RngStreams::new(3));
         // With two next hops both are always drawn: the shorter wins.
         let loads = [9000u64, 10];
         for _ in 0..50 {
-            assert_eq!(e.choose(NodeId(0), &pkt(0, 1, 1), 2, 0, |i| loads[i]), 1);
+            assert_eq!(e.choose(NodeId(0), &pkt(0, 1, 1), 2, |i| loads[i]), 1);
         }
     }
 }
