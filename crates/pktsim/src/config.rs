@@ -395,6 +395,9 @@ impl Config {
             counts.nodes + extra,
             counts.links + extra,
         );
+        if n.load_balancing == LoadBalancing::SprayRoundRobin {
+            estimate.round_robin(counts.hosts + extra, counts.nodes + extra);
+        }
         let planned = workload::planned_flows(
             &self.workload,
             counts.hosts,
@@ -495,6 +498,9 @@ impl Config {
             topo.n_nodes() as u64,
             topo.links.len() as u64,
         );
+        if n.load_balancing == LoadBalancing::SprayRoundRobin {
+            estimate.round_robin(topo.n_hosts as u64, topo.n_nodes() as u64);
+        }
         estimate.flows("workload", workload.flows.len() as u64);
         if let Some(iv) = sample {
             let ticks = sample_horizon(&topo, &workload, time_limit).ps() / iv.ps() + 1;

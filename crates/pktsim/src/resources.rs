@@ -202,6 +202,17 @@ impl Estimate {
         );
     }
 
+    /// Memory of round-robin spraying's counters, one per (switch,
+    /// destination host).
+    pub fn round_robin(&mut self, hosts: u64, nodes: u64) {
+        self.add(
+            "network.load_balancing",
+            "round-robin counters (switches × hosts)",
+            nodes.saturating_sub(hosts).saturating_mul(hosts),
+            4,
+        );
+    }
+
     /// Memory for `n` flows asked for by `field`.
     pub fn flows(&mut self, field: &str, n: u64) {
         self.add(field, "flows", n, FLOW_BYTES);

@@ -261,7 +261,7 @@ impl Network {
             }
         }
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
-        let egress = Egress::new(params.load_balancing, n, streams);
+        let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
         let hook = params.refusal.build(n, streams);
         Ok(Network {
             nodes,

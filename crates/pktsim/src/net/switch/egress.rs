@@ -4,7 +4,6 @@
 
 use crate::engine::{Rng, RngStreams};
 use crate::packet::{flags, NodeId, Packet};
-use std::collections::HashMap;
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, Default)]
@@ -48,20 +47,34 @@ pub struct Egress {
     pub policy: LoadBalancing,
     /// One random stream per node (`net.spray`, index = node id).
     spray_rng: Vec<Rng>,
-    /// Round-robin counters per (switch, destination host), made on first
-    /// use: a dense table would be switches × hosts (GBs on a large fat tree).
-    rr: HashMap<(NodeId, NodeId), u32>,
+    /// Hosts (switches are numbered after them).
+    n_hosts: usize,
+    /// Round-robin counters per (switch, destination host), index
+    /// `(switch - n_hosts) * n_hosts + dst`; allocated only for
+    /// [`LoadBalancing::SprayRoundRobin`] (the resource estimate counts it).
+    rr: Vec<u32>,
 }
 
 impl Egress {
-    /// Egress state for `n_nodes` nodes.
-    pub fn new(policy: LoadBalancing, n_nodes: usize, streams: &RngStreams) -> Egress {
+    /// Egress state for `n_nodes` nodes, the first `n_hosts` of them hosts.
+    pub fn new(
+        policy: LoadBalancing,
+        n_nodes: usize,
+        n_hosts: usize,
+        streams: &RngStreams,
+    ) -> Egress {
+        let rr_entries = if policy == LoadBalancing::SprayRoundRobin {
+            (n_nodes - n_hosts) * n_hosts
+        } else {
+            0
+        };
         Egress {
             policy,
             spray_rng: (0..n_nodes)
                 .map(|i| streams.stream("net.spray", i as u64))
                 .collect(),
-            rr: HashMap::new(),
+            n_hosts,
+            rr: vec![0; rr_entries],
         }
     }
 
@@ -83,7 +96,7 @@ impl Egress {
             LoadBalancing::Ecmp => ecmp(sw, pkt, n),
             LoadBalancing::Spray => self.spray_rng[sw.idx()].below(n as u64) as usize,
             LoadBalancing::SprayRoundRobin => {
-                let c = self.rr.entry((sw, pkt.dst)).or_insert(0);
+                let c = &mut self.rr[(sw.idx() - self.n_hosts) * self.n_hosts + pkt.dst.idx()];
                 let i = *c as usize % n;
                 *c = c.wrapping_add(1);
                 i
@@ -168,7 +181,7 @@ mod tests {
 
     #[test]
     fn symmetric_ecmp_is_the_same_both_ways_at_the_same_depth() {
-        let mut e = Egress::new(LoadBalancing::SymmetricEcmp, 8, &RngStreams::new(1));
+        let mut e = Egress::new(LoadBalancing::SymmetricEcmp, 8, 0, &RngStreams::new(1));
         for n in 2..9 {
             for hops in 1..4 {
                 let fwd = e.choose(NodeId(5), &pkt(1, 3, hops), n, |_| 0);
@@ -180,14 +193,14 @@ mod tests {
 
     #[test]
     fn least_loaded_takes_the_shortest_queue() {
-        let mut e = Egress::new(LoadBalancing::LeastLoaded, 1, &RngStreams::new(1));
+        let mut e = Egress::new(LoadBalancing::LeastLoaded, 1, 0, &RngStreams::new(1));
         let loads = [3000u64, 1500, 0, 4500];
         assert_eq!(e.choose(NodeId(0), &pkt(0, 1, 1), 4, |i| loads[i]), 2);
     }
 
     #[test]
     fn power_of_two_never_takes_the_longer_of_its_two() {
-        let mut e = Egress::new(LoadBalancing::PowerOfTwo, 1, &RngStreams::new(3));
+        let mut e = Egress::new(LoadBalancing::PowerOfTwo, 1, 0, &RngStreams::new(3));
         // With two next hops both are always drawn: the shorter wins.
         let loads = [9000u64, 10];
         for _ in 0..50 {
