@@ -18,6 +18,7 @@ pub mod codel;
 pub mod ecn;
 pub mod fifo;
 pub mod pfabric;
+pub mod pfabric_index;
 pub mod rate_limit;
 
 use crate::metrics::DropReason;

@@ -3,28 +3,73 @@
 //! Dequeue sends the earliest-queued packet of the flow that holds the most
 //! urgent packet (so a flow's packets leave in order); when the buffer
 //! overflows, the least urgent packet (the arriving one included) is dropped,
-//! the latest-queued among equals. Buffers are tiny (tens of packets), so
-//! linear scans over a Vec beat any index structure.
+//! the latest-queued among equals. Switch buffers are tiny (tens of
+//! packets), where linear scans over a Vec beat any index structure; a queue
+//! that grows past [`SMALL`] packets (a host NIC holding the windows of many
+//! flows) moves into an index with O(log n) operations
+//! ([`super::pfabric_index`]) until it is empty again.
 
+use super::pfabric_index::PrioIndex;
 use super::{Discipline, Drops};
 use crate::metrics::DropReason;
 use crate::net::packet::Packet;
 use crate::time::Time;
 
+/// Packets up to which the queue scans a vector.
+pub const SMALL: usize = 256;
+
 /// pFabric priority queue.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PfabricQueue {
-    /// Packets in arrival order.
+    /// Packets in arrival order (while the queue is small).
     pkts: Vec<Packet>,
+    /// The packets while the queue is large (`large`).
+    index: Box<PrioIndex>,
+    large: bool,
+    /// Packets above which the queue uses the index.
+    small: usize,
     bytes: u64,
+}
+
+impl Default for PfabricQueue {
+    fn default() -> Self {
+        PfabricQueue::new()
+    }
 }
 
 impl PfabricQueue {
     /// An empty queue.
     pub fn new() -> Self {
+        PfabricQueue::with_small(SMALL)
+    }
+
+    /// An empty queue that scans a vector up to `small` packets.
+    pub fn with_small(small: usize) -> Self {
         PfabricQueue {
             pkts: Vec::with_capacity(32),
+            index: Box::default(),
+            large: false,
+            small,
             bytes: 0,
+        }
+    }
+
+    /// The large-queue path of [`Discipline::enqueue`].
+    fn enqueue_large(&mut self, pkt: Packet, limit: u64, drops: &mut Drops) {
+        self.index.push(pkt);
+        if self.bytes > limit {
+            let over = self.bytes - limit;
+            let (latest, victim) = self
+                .index
+                .pop_least_urgent(over)
+                .expect("the arrival itself ends the overflow");
+            self.bytes -= victim.size as u64;
+            let reason = if latest {
+                DropReason::BufferFull
+            } else {
+                DropReason::Evicted
+            };
+            drops.push((victim, reason));
         }
     }
 }
@@ -32,6 +77,17 @@ impl PfabricQueue {
 impl Discipline for PfabricQueue {
     fn enqueue(&mut self, pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
         self.bytes += pkt.size as u64;
+        if !self.large && self.pkts.len() >= self.small {
+            // Too many packets to scan: move them, in order, into the index.
+            self.large = true;
+            for p in self.pkts.drain(..) {
+                self.index.push(p);
+            }
+        }
+        if self.large {
+            self.enqueue_large(pkt, limit, drops);
+            return 0;
+        }
         self.pkts.push(pkt);
         if self.bytes > limit {
             // Drop the least urgent (largest prio; the latest among equals)
@@ -58,6 +114,14 @@ impl Discipline for PfabricQueue {
     }
 
     fn dequeue(&mut self, _now: Time, _drops: &mut Drops) -> Option<Packet> {
+        if self.large {
+            let p = self.index.pop_next()?;
+            self.bytes -= p.size as u64;
+            if self.index.is_empty() {
+                self.large = false;
+            }
+            return Some(p);
+        }
         let best = self
             .pkts
             .iter()
@@ -82,6 +146,9 @@ impl Discipline for PfabricQueue {
             return true;
         }
         let over = after - limit;
+        if self.large {
+            return self.index.has_less_urgent(pkt.prio, over);
+        }
         self.pkts
             .iter()
             .any(|p| p.size as u64 >= over && p.prio > pkt.prio)
@@ -91,10 +158,18 @@ impl Discipline for PfabricQueue {
         self.bytes
     }
     fn len(&self) -> usize {
-        self.pkts.len()
+        if self.large {
+            self.index.len()
+        } else {
+            self.pkts.len()
+        }
     }
     fn drain(&mut self) -> Vec<Packet> {
         self.bytes = 0;
+        if self.large {
+            self.large = false;
+            return self.index.drain();
+        }
         std::mem::take(&mut self.pkts)
     }
 }
@@ -187,5 +262,42 @@ mod tests {
         q.enqueue(pkt(1, 500, 0), Time::ZERO, 1500, &mut d);
         q.enqueue(pkt(2, 500, 0), Time::ZERO, 1500, &mut d);
         assert_eq!(d[0].0.flow, FlowId(2));
+    }
+
+    #[test]
+    fn the_index_and_the_vector_make_the_same_choices() {
+        // Random arrivals (sizes, priorities, a few flows), dequeues and
+        // admission questions through a queue that always scans and one
+        // that indexes from 4 packets on: every answer, drop and departure
+        // must be the same.
+        let mut rng = crate::engine::Rng::from_seed_u64(11);
+        let mut scan = PfabricQueue::with_small(usize::MAX);
+        let mut index = PfabricQueue::with_small(4);
+        let (mut d1, mut d2) = (Drops::new(), Drops::new());
+        let id = |p: &Packet| (p.flow.0, seq(p), p.prio, p.size);
+        let mut went_large = false;
+        for i in 0..20_000u64 {
+            let limit = [3000, 9000, 40_000, u64::MAX][(i / 5000) as usize];
+            if rng.below(5) < 3 {
+                let mut p = pkt(rng.below(6) as u32, rng.below(20) as u32, i);
+                p.size = [64, 1500, 700][rng.below(3) as usize];
+                assert_eq!(scan.admits(&p, limit), index.admits(&p, limit), "op {i}");
+                scan.enqueue(p, Time::ZERO, limit, &mut d1);
+                index.enqueue(p, Time::ZERO, limit, &mut d2);
+            } else {
+                let a = scan.dequeue(Time::ZERO, &mut d1);
+                let b = index.dequeue(Time::ZERO, &mut d2);
+                assert_eq!(a.as_ref().map(id), b.as_ref().map(id), "op {i}");
+            }
+            went_large |= index.large;
+            let drops = |d: &Drops| d.iter().map(|(p, r)| (id(p), *r)).collect::<Vec<_>>();
+            assert_eq!(drops(&d1), drops(&d2), "op {i}");
+            d1.clear();
+            d2.clear();
+            assert_eq!((scan.len(), scan.bytes()), (index.len(), index.bytes()));
+        }
+        assert!(went_large);
+        let order = |v: Vec<Packet>| v.iter().map(id).collect::<Vec<_>>();
+        assert_eq!(order(scan.drain()), order(index.drain()));
     }
 }
