@@ -118,6 +118,10 @@ fn flows_hash(out: &RunOutput) -> u64 {
             f.drops,
             f.tag
         );
+        // Only flows of queries have one: other runs keep their hash.
+        if let Some(q) = f.query {
+            let _ = write!(line, "q{q};");
+        }
         h = fnv(line.as_bytes(), h);
     }
     fnv(out.protocol.as_bytes(), h)
