@@ -73,6 +73,9 @@ fn shrink(cfg: &mut Config) {
         match w {
             WorkloadConfig::Poisson { flows: Some(f), .. } => *f = (*f).min(MAX_FLOWS),
             WorkloadConfig::Incast { queries, .. } => *queries = (*queries).min(MAX_QUERIES),
+            WorkloadConfig::Queries {
+                queries: Some(q), ..
+            } => *q = (*q).min(MAX_QUERIES),
             _ => {}
         }
     }
