@@ -3,7 +3,8 @@
 
 Every ``*.toml`` in the folder except ``published.toml`` is one config (the
 ``config`` column, named by file stem). ``--scale S`` divides each
-workload's ``flows`` by S (at least one flow), so a 100,000-flow
+workload's ``flows`` (and a ``queries`` workload's ``queries``) by S (at
+least one), so a 100,000-flow
 experiment runs on a laptop at S = 100. The optional ``published.toml``
 lists the paper's numbers, one ``[[claim]]`` each::
 
@@ -62,12 +63,15 @@ def find_experiment(name: str, experiments: str | os.PathLike[str] | None = None
 
 
 def scaled(cfg: dict[str, Any], scale: float) -> dict[str, Any]:
-    """``cfg`` with every workload's ``flows`` divided by ``scale``."""
+    """``cfg`` with every workload's ``flows`` (and a ``queries``
+    workload's query count) divided by ``scale``."""
     if scale == 1:
         return cfg
     for w in cfg.get("workload") or []:
         if isinstance(w.get("flows"), int):
             w["flows"] = max(1, math.ceil(w["flows"] / scale))
+        if w.get("kind") == "queries" and isinstance(w.get("queries"), int):
+            w["queries"] = max(1, math.ceil(w["queries"] / scale))
     return cfg
 
 

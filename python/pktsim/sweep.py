@@ -54,7 +54,7 @@ SUCCESS = "_SUCCESS"
 # shadow one of them.
 TABLE_COLUMNS = frozenset(
     "flow_id src dst size_bytes start_ps finish_ps fct_ps ideal_fct_ps fct_us slowdown "
-    "bytes_received retransmits drops protocol tag time_ps node port bytes packets".split()
+    "bytes_received retransmits drops protocol tag query time_ps node port bytes packets".split()
 )
 EXECUTORS = ("serial", "processes", "dask")
 

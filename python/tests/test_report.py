@@ -211,3 +211,18 @@ def test_reproduce_phost_from_the_command_line(tmp_path: Path) -> None:
     claims = tomllib.loads((REPO / "experiments/phost/published.toml").read_text())["claim"]
     for c in claims:
         assert c["source"] in page
+
+
+def test_scale_divides_the_query_count_of_queries_workloads_only() -> None:
+    from pktsim.reproduce import scaled
+
+    cfg = {
+        "workload": [
+            {"kind": "poisson", "flows": 1000},
+            {"kind": "queries", "queries": 10, "load": 0.2},
+            {"kind": "incast", "queries": 10, "senders": 4},
+        ]
+    }
+    out = scaled(cfg, 4)
+    assert [w.get("flows") for w in out["workload"]] == [250, None, None]
+    assert [w.get("queries") for w in out["workload"]] == [None, 3, 10]

@@ -116,8 +116,9 @@ pub struct NetworkConfig {
     #[serde(default = "d_hop_limit", skip_serializing_if = "is_default_hop_limit")]
     pub hop_limit: u8,
     /// What a switch does with a packet its queue refuses: `"drop"`
-    /// (default), `"notify_source"`, `"trim"` or `"deflect"`. Written to the
-    /// resolved config only when not the default.
+    /// (default), `"notify_source"`, `"trim"`, `"deflect"` (DIBS),
+    /// `"deflect_two_choices"` (Vertigo) or `"deflect_two_admitting"`
+    /// (Canary). Written to the resolved config only when not the default.
     #[serde(default, skip_serializing_if = "is_default_refusal")]
     pub refusal: Refusal,
 }

@@ -90,6 +90,10 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
     let mut drops = UInt32Builder::with_capacity(n);
     let mut proto = StringDictionaryBuilder::<Int32Type>::new();
     let mut tag = StringDictionaryBuilder::<Int32Type>::new();
+    // The `query` column only in runs with queries: other tables keep
+    // their columns.
+    let with_queries = flows.iter().any(|f| f.query.is_some());
+    let mut query = UInt32Builder::with_capacity(if with_queries { n } else { 0 });
     for f in flows {
         id.append_value(f.id);
         src.append_value(f.src.0);
@@ -106,9 +110,12 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
         drops.append_value(f.drops);
         proto.append_value(protocol);
         tag.append_value(&f.tag);
+        if with_queries {
+            query.append_option(f.query);
+        }
     }
     let dict = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-    let schema = Schema::new(vec![
+    let mut fields = vec![
         Field::new("flow_id", DataType::UInt32, false),
         Field::new("src", DataType::UInt32, false),
         Field::new("dst", DataType::UInt32, false),
@@ -124,8 +131,12 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
         Field::new("drops", DataType::UInt32, false),
         Field::new("protocol", dict(), false),
         Field::new("tag", dict(), false),
-    ]);
-    let cols: Vec<ArrayRef> = vec![
+    ];
+    if with_queries {
+        fields.push(Field::new("query", DataType::UInt32, true));
+    }
+    let schema = Schema::new(fields);
+    let mut cols: Vec<ArrayRef> = vec![
         Arc::new(id.finish()),
         Arc::new(src.finish()),
         Arc::new(dst.finish()),
@@ -142,6 +153,9 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
         Arc::new(proto.finish()),
         Arc::new(tag.finish()),
     ];
+    if with_queries {
+        cols.push(Arc::new(query.finish()));
+    }
     RecordBatch::try_new(Arc::new(schema), cols).map_err(io)
 }
 
@@ -372,6 +386,7 @@ mod tests {
                     retransmits: 1,
                     drops: 2,
                     tag: "poisson".into(),
+                    query: None,
                 },
                 FlowResult {
                     id: 1,
@@ -385,6 +400,7 @@ mod tests {
                     retransmits: 0,
                     drops: 0,
                     tag: "incast".into(),
+                    query: Some(3),
                 },
             ],
             queue_samples: vec![],

@@ -354,6 +354,7 @@ impl<T: Transport> Simulation<T> {
                 retransmits: p.retransmits,
                 drops: self.net.flow_drops[s.id.idx()],
                 tag: self.tags.get(s.tag as usize).cloned().unwrap_or_default(),
+                query: s.query,
             });
         }
         self.net.drain_in_flight();

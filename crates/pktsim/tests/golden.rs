@@ -73,6 +73,9 @@ fn shrink(cfg: &mut Config) {
         match w {
             WorkloadConfig::Poisson { flows: Some(f), .. } => *f = (*f).min(MAX_FLOWS),
             WorkloadConfig::Incast { queries, .. } => *queries = (*queries).min(MAX_QUERIES),
+            WorkloadConfig::Queries {
+                queries: Some(q), ..
+            } => *q = (*q).min(MAX_QUERIES),
             _ => {}
         }
     }
@@ -118,6 +121,10 @@ fn flows_hash(out: &RunOutput) -> u64 {
             f.drops,
             f.tag
         );
+        // Only flows of queries have one: other runs keep their hash.
+        if let Some(q) = f.query {
+            let _ = write!(line, "q{q};");
+        }
         h = fnv(line.as_bytes(), h);
     }
     fnv(out.protocol.as_bytes(), h)

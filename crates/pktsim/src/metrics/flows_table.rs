@@ -60,6 +60,14 @@ fn append(b: &RecordBatch, path: &Path, out: &mut Vec<FlowResult>) -> Result<()>
         .values()
         .as_string_opt::<i32>()
         .ok_or_else(|| bad(path, "column `tag` has no string values"))?;
+    // Present only in runs with queries.
+    let query = match b.column_by_name("query") {
+        Some(c) => Some(
+            c.as_primitive_opt::<UInt32Type>()
+                .ok_or_else(|| bad(path, "column `query` is not u32"))?,
+        ),
+        None => None,
+    };
     for i in 0..b.num_rows() {
         let name = if tag.keys().is_valid(i) {
             tag_names.value(tag.keys().value(i) as usize).to_string()
@@ -78,6 +86,7 @@ fn append(b: &RecordBatch, path: &Path, out: &mut Vec<FlowResult>) -> Result<()>
             retransmits: retx.value(i),
             drops: drops.value(i),
             tag: name,
+            query: query.and_then(|q| q.is_valid(i).then(|| q.value(i))),
         });
     }
     Ok(())
@@ -104,6 +113,7 @@ mod tests {
                 retransmits: 1,
                 drops: 2,
                 tag: "poisson".into(),
+                query: None,
             },
             FlowResult {
                 id: 1,
@@ -117,6 +127,7 @@ mod tests {
                 retransmits: 0,
                 drops: 0,
                 tag: "incast".into(),
+                query: Some(3),
             },
         ];
         let run = RunOutput {

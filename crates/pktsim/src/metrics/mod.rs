@@ -3,6 +3,7 @@
 
 pub mod flows_table;
 pub mod ideal;
+pub mod queries;
 pub mod reference;
 pub mod summary;
 
@@ -34,6 +35,8 @@ pub struct FlowResult {
     pub drops: u32,
     /// Workload tag (which `[[workload]]` entry made the flow).
     pub tag: String,
+    /// The query the flow belongs to (`queries` workloads; see [`queries`]).
+    pub query: Option<u32>,
 }
 
 impl FlowResult {

@@ -506,6 +506,7 @@ mod tests {
             retransmits: 0,
             drops: 0,
             tag: String::new(),
+            query: None,
         }
     }
 

@@ -226,6 +226,9 @@ pub struct Summary {
     pub wall_time_s: f64,
     /// Simulated time at the end, microseconds.
     pub sim_time_us: f64,
+    /// Query completion (runs with a `queries` workload only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<super::queries::QueryStats>,
 }
 
 fn label(bytes: u64) -> String {
@@ -362,6 +365,7 @@ impl Summary {
             },
             wall_time_s: wall,
             sim_time_us: run.sim_time.ps() as f64 / 1e6,
+            queries: super::queries::QueryStats::of(&run.flows),
         }
     }
 }
@@ -396,6 +400,7 @@ mod tests {
             retransmits: 0,
             drops: 0,
             tag: String::new(),
+            query: None,
         }
     }
 

@@ -16,6 +16,10 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../workloads/datamining.cdf"),
     ),
     ("imc10", include_str!("../../../../workloads/imc10.cdf")),
+    (
+        "cache_follower",
+        include_str!("../../../../workloads/cache_follower.cdf"),
+    ),
 ];
 
 /// The largest flow size a CDF may give: 2^53 bytes, the largest whole
@@ -277,5 +281,16 @@ mod tests {
                 .collect();
             assert_eq!(ours.points(), &theirs[..], "{name}");
         }
+        // Sizes in bytes there: `size 1 probability` per line.
+        let ours = Cdf::load("cache_follower", Path::new(".")).unwrap();
+        let text =
+            std::fs::read_to_string(shared.join("xpass__workload_cachefollower.tcl")).unwrap();
+        let theirs: Vec<(f64, f64)> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|f| f.len() == 3 && !f[0].starts_with('#'))
+            .map(|f| (f[0].parse().unwrap(), f[2].parse().unwrap()))
+            .collect();
+        assert_eq!(ours.points(), &theirs[..], "cache_follower");
     }
 }

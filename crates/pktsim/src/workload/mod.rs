@@ -10,6 +10,7 @@ pub mod csv;
 pub mod incast;
 pub mod patterns;
 pub mod poisson;
+pub mod queries;
 
 use crate::engine::{Rng, RngStreams};
 use crate::error::{Error, Result};
@@ -35,6 +36,8 @@ pub struct FlowSpec {
     pub start: Time,
     /// Index into [`Workload::tags`].
     pub tag: u16,
+    /// The query this flow belongs to (`queries` workloads only).
+    pub query: Option<u32>,
 }
 
 /// The flows of a run, sorted by start time, plus the names of their tags.
@@ -71,7 +74,7 @@ pub enum WorkloadConfig {
     /// Poisson arrivals at a target load, sizes from a CDF, uniform random
     /// source and destination (source ≠ destination).
     Poisson {
-        /// CDF file or built-in name (`websearch`, `datamining`, `imc10`).
+        /// CDF file or built-in name (`websearch`, `datamining`, `imc10`, `cache_follower`).
         cdf: String,
         /// Offered load as a fraction of host link capacity, in (0, 1).
         load: f64,
@@ -143,6 +146,34 @@ pub enum WorkloadConfig {
         /// Tag (default `static`).
         tag: Option<String>,
     },
+    /// Partition/aggregate queries at Poisson times: a client asks
+    /// `servers` other hosts (a `request_bytes` flow to each), and each
+    /// replies with `reply_bytes` (see [`queries`]). The flows carry their
+    /// query's id; summaries report query completion times.
+    Queries {
+        /// Share of host link capacity the replies offer, in (0, 1).
+        load: f64,
+        /// Servers per query (default 100).
+        #[serde(default = "d_servers")]
+        servers: u32,
+        /// Request bytes (default 250; 0: no request flows).
+        #[serde(default = "d_request")]
+        request_bytes: u64,
+        /// Reply bytes per server (default 40,000).
+        #[serde(default = "d_reply")]
+        reply_bytes: u64,
+        /// From a query to its replies' start (default "20us").
+        #[serde(default = "d_reply_delay")]
+        reply_delay: String,
+        /// Stop after this many queries...
+        queries: Option<u32>,
+        /// ...or after this much time.
+        duration: Option<String>,
+        /// Offset of the first arrival window.
+        start: Option<String>,
+        /// Tag (default `queries`).
+        tag: Option<String>,
+    },
     /// Flows from a CSV file: `src,dst,size_bytes,start_ns` (hosts by index
     /// or name).
     Csv {
@@ -151,6 +182,19 @@ pub enum WorkloadConfig {
         /// Tag (default `csv`).
         tag: Option<String>,
     },
+}
+
+fn d_servers() -> u32 {
+    100
+}
+fn d_request() -> u64 {
+    250
+}
+fn d_reply() -> u64 {
+    40_000
+}
+fn d_reply_delay() -> String {
+    "20us".into()
 }
 
 impl WorkloadConfig {
@@ -162,6 +206,7 @@ impl WorkloadConfig {
             WorkloadConfig::Permutation { .. } => "permutation",
             WorkloadConfig::Static { .. } => "static",
             WorkloadConfig::Csv { .. } => "csv",
+            WorkloadConfig::Queries { .. } => "queries",
         }
     }
 
@@ -172,7 +217,8 @@ impl WorkloadConfig {
             | WorkloadConfig::AllToAll { tag, .. }
             | WorkloadConfig::Permutation { tag, .. }
             | WorkloadConfig::Static { tag, .. }
-            | WorkloadConfig::Csv { tag, .. } => tag,
+            | WorkloadConfig::Csv { tag, .. }
+            | WorkloadConfig::Queries { tag, .. } => tag,
         };
         t.clone().unwrap_or_else(|| self.kind().to_string())
     }
@@ -209,6 +255,31 @@ pub fn planned_flows(
                 (field("duration"), n.min(u64::MAX as f64) as u64)
             }
             WorkloadConfig::Poisson { .. } | WorkloadConfig::Csv { .. } => (field("kind"), 0),
+            WorkloadConfig::Queries {
+                load,
+                servers,
+                request_bytes,
+                reply_bytes,
+                queries,
+                duration,
+                ..
+            } => {
+                let per_query = *servers as u64 * if *request_bytes > 0 { 2 } else { 1 };
+                let n = match (queries, duration) {
+                    (Some(q), _) => *q as u64,
+                    (None, Some(d)) if *load > 0.0 && *load < 1.0 && *servers > 0 => {
+                        let d =
+                            parse_duration(d).map_err(|m| Error::config(field("duration"), m))?;
+                        let r = *reply_bytes as f64;
+                        let wire = (r
+                            + (r / mss.max(1) as f64).ceil().max(1.0) * header_bytes as f64)
+                            * *servers as f64;
+                        poisson::expected_flows(wire, *load, n_hosts, host_rate, d.ps()) as u64
+                    }
+                    _ => 0,
+                };
+                (field("queries"), n.saturating_mul(per_query))
+            }
             WorkloadConfig::Incast {
                 senders, queries, ..
             } => (field("queries"), *senders as u64 * *queries as u64),
@@ -301,9 +372,12 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
         ));
     }
     let mut tags: Vec<String> = Vec::new();
-    let mut all: Vec<(RawFlow, u16)> = Vec::new();
+    let mut all: Vec<(RawFlow, u16, Option<u32>)> = Vec::new();
+    // Query ids run on across `queries` workloads.
+    let mut next_query = 0u32;
     for (index, cfg) in cfgs.iter().enumerate() {
         let g = Gen { env, index };
+        let mut query_ids: Vec<u32> = Vec::new();
         let raw = match cfg {
             WorkloadConfig::Poisson {
                 cdf,
@@ -354,6 +428,41 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 start,
             )?,
             WorkloadConfig::Csv { file, .. } => csv::load(&g, file)?,
+            WorkloadConfig::Queries {
+                load,
+                servers,
+                request_bytes,
+                reply_bytes,
+                reply_delay,
+                queries,
+                duration,
+                start,
+                ..
+            } => {
+                let spec = queries::QuerySpec {
+                    load: *load,
+                    servers: *servers,
+                    request_bytes: *request_bytes,
+                    reply_bytes: *reply_bytes,
+                    reply_delay,
+                    queries: *queries,
+                    duration: duration.as_deref(),
+                    start,
+                };
+                let flows = queries::generate(&g, &spec)?;
+                let base = next_query;
+                let mut top = base;
+                let (raw, ids): (Vec<RawFlow>, Vec<u32>) = flows
+                    .into_iter()
+                    .map(|(f, q)| {
+                        top = top.max(base + q + 1);
+                        (f, base + q)
+                    })
+                    .unzip();
+                next_query = top;
+                query_ids = ids;
+                raw
+            }
         };
         let tag = cfg.tag();
         let t = match tags.iter().position(|x| *x == tag) {
@@ -363,7 +472,11 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 tags.len() - 1
             }
         } as u16;
-        all.extend(raw.into_iter().map(|f| (f, t)));
+        if query_ids.is_empty() {
+            all.extend(raw.into_iter().map(|f| (f, t, None)));
+        } else {
+            all.extend(raw.into_iter().zip(query_ids).map(|(f, q)| (f, t, Some(q))));
+        }
     }
     if all.len() >= u32::MAX as usize {
         return Err(Error::config(
@@ -373,7 +486,7 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
     }
     // Byte totals (offered load, summaries) must fit a u64.
     all.iter()
-        .try_fold(0u64, |acc, ((_, _, size, _), _)| acc.checked_add(*size))
+        .try_fold(0u64, |acc, ((_, _, size, _), _, _)| acc.checked_add(*size))
         .ok_or_else(|| {
             Error::config(
                 "workload",
@@ -381,17 +494,18 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
             )
         })?;
     // Stable: equal starts keep generation order.
-    all.sort_by_key(|((_, _, _, start), _)| *start);
+    all.sort_by_key(|((_, _, _, start), _, _)| *start);
     let flows = all
         .into_iter()
         .enumerate()
-        .map(|(i, ((src, dst, size, start), tag))| FlowSpec {
+        .map(|(i, ((src, dst, size, start), tag, query))| FlowSpec {
             id: FlowId(i as u32),
             src,
             dst,
             size,
             start,
             tag,
+            query,
         })
         .collect();
     Ok(Workload { flows, tags })

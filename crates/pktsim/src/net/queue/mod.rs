@@ -14,22 +14,26 @@
 //! pick a deflection port). Whatever a discipline drops goes through the
 //! network's refusal stage ([`crate::net::switch::refusal`]).
 
+pub mod aifo;
 pub mod codel;
 pub mod ecn;
 pub mod fifo;
 pub mod pfabric;
 pub mod pfabric_index;
 pub mod rate_limit;
+pub mod vertigo;
 
 use crate::metrics::DropReason;
 use crate::packet::Packet;
 use crate::time::{parse_duration, parse_rate, Duration, Time};
 
+pub use aifo::AifoQueue;
 pub use codel::CodelQueue;
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use pfabric::PfabricQueue;
 pub use rate_limit::{RateLimited, TokenBucket};
+pub use vertigo::VertigoQueue;
 
 /// What a queue gives the transmitter when asked for its next packet.
 #[derive(Clone, Copy, Debug)]
@@ -135,6 +139,43 @@ pub enum QueueConfig {
         #[serde(default = "d_codel_interval")]
         interval: String,
     },
+    /// A FIFO behind AIFO's quantile admission (see [`aifo`]): the AIFO
+    /// baseline with `refusal = "drop"`, Canary's queue with
+    /// `refusal = "deflect_two_admitting"`.
+    Aifo {
+        /// Sliding window of sampled ranks, in samples (default 20).
+        #[serde(default = "d_aifo_window")]
+        window: u32,
+        /// One evaluation in this many is sampled into the window
+        /// (default 15, AIFO's; Canary uses 20).
+        #[serde(default = "d_aifo_sample")]
+        sample: u32,
+        /// Burst allowance k in [0, 1] (default 0.1, AIFO's; Canary 0.9).
+        #[serde(default = "d_aifo_k")]
+        k: f64,
+        /// Optional ECN marking threshold in packets (DCTCP's K).
+        k_packets: Option<u64>,
+        /// Optional ECN marking threshold in bytes.
+        k_bytes: Option<u64>,
+    },
+    /// Vertigo's rank-ordered queue that pushes out its lowest-priority
+    /// packets to make room (see [`vertigo`]).
+    Vertigo {
+        /// Optional ECN marking threshold in packets (DCTCP's K).
+        k_packets: Option<u64>,
+        /// Optional ECN marking threshold in bytes.
+        k_bytes: Option<u64>,
+    },
+}
+
+fn d_aifo_window() -> u32 {
+    20
+}
+fn d_aifo_sample() -> u32 {
+    15
+}
+fn d_aifo_k() -> f64 {
+    0.1
 }
 
 fn d_codel_target() -> String {
@@ -169,6 +210,36 @@ impl QueueConfig {
             }
             QueueConfig::Ecn { k_packets, k_bytes } => {
                 EcnThreshold::from_config(*k_packets, *k_bytes, field, true).map(|_| ())
+            }
+            QueueConfig::Vertigo { k_packets, k_bytes } => {
+                EcnThreshold::from_config(*k_packets, *k_bytes, field, false).map(|_| ())
+            }
+            QueueConfig::Aifo {
+                window,
+                sample,
+                k,
+                k_packets,
+                k_bytes,
+            } => {
+                if !(1..=1024).contains(window) {
+                    return Err(crate::Error::config(
+                        format!("{field}.window"),
+                        format!("must be between 1 and 1024 samples, got {window}"),
+                    ));
+                }
+                if *sample == 0 {
+                    return Err(crate::Error::config(
+                        format!("{field}.sample"),
+                        "must be at least 1",
+                    ));
+                }
+                if !(0.0..=1.0).contains(k) {
+                    return Err(crate::Error::config(
+                        format!("{field}.k"),
+                        format!("must be in [0, 1], got {k}"),
+                    ));
+                }
+                EcnThreshold::from_config(*k_packets, *k_bytes, field, false).map(|_| ())
             }
             QueueConfig::RateLimited { rate, inner, .. } => {
                 parse_rate(rate).map_err(|m| crate::Error::config(format!("{field}.rate"), m))?;
@@ -229,6 +300,25 @@ impl QueueConfig {
                     .flatten(),
             )),
             QueueConfig::Pfabric => Queue::Pfabric(PfabricQueue::new()),
+            QueueConfig::Aifo {
+                window,
+                sample,
+                k,
+                k_packets,
+                k_bytes,
+            } => Queue::Aifo(AifoQueue::new(
+                *window as usize,
+                *sample,
+                *k,
+                EcnThreshold::from_config(*k_packets, *k_bytes, "", false)
+                    .ok()
+                    .flatten(),
+            )),
+            QueueConfig::Vertigo { k_packets, k_bytes } => Queue::Vertigo(VertigoQueue::new(
+                EcnThreshold::from_config(*k_packets, *k_bytes, "", false)
+                    .ok()
+                    .flatten(),
+            )),
             QueueConfig::RateLimited {
                 rate,
                 burst_bytes,
@@ -260,6 +350,10 @@ pub enum Queue {
     RateLimited(Box<RateLimited>),
     /// CoDel AQM.
     Codel(CodelQueue),
+    /// AIFO admission in front of a FIFO.
+    Aifo(AifoQueue),
+    /// Vertigo's rank-ordered push-out queue.
+    Vertigo(VertigoQueue),
 }
 
 macro_rules! dispatch {
@@ -269,6 +363,8 @@ macro_rules! dispatch {
             Queue::Pfabric($q) => $e,
             Queue::RateLimited($q) => $e,
             Queue::Codel($q) => $e,
+            Queue::Aifo($q) => $e,
+            Queue::Vertigo($q) => $e,
         }
     };
 }

@@ -5,6 +5,8 @@
 //!   ECMP, spraying, power of two choices, least loaded).
 //! - [`refusal`]: one hook through which every drop passes, on every
 //!   admission path, that may drop, notify the source, deflect or trim.
+//! - [`deflection`]: deflection to the less occupied of two random
+//!   switch-facing ports (Vertigo; Canary with an admission check).
 //!
 //! The hop limit (a TTL: [`crate::net::NetworkParams::hop_limit`]) bounds
 //! loops that deflection can make; a packet that reaches a switch having
@@ -14,8 +16,10 @@
 //! egress policy is one `match`, the refusal hook is looked at only on the
 //! branch that drops.
 
+pub mod deflection;
 pub mod egress;
 pub mod refusal;
 
+pub use deflection::TwoChoiceDeflection;
 pub use egress::{Egress, LoadBalancing};
 pub use refusal::{RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict};

@@ -20,6 +20,7 @@
 use crate::engine::{Rng, RngStreams};
 use crate::metrics::DropReason;
 use crate::net::network::Network;
+use crate::net::switch::deflection::TwoChoiceDeflection;
 use crate::packet::{NodeId, Packet, PortId};
 use crate::time::Time;
 
@@ -37,6 +38,12 @@ pub enum Refusal {
     /// Send it out of a random other switch-facing port of the same switch
     /// that has room (DIBS); drop it when none has.
     Deflect,
+    /// Send it to the less occupied of two random switch-facing ports,
+    /// room or not (Vertigo; see [`crate::net::switch::deflection`]).
+    DeflectTwoChoices,
+    /// Of two random switch-facing ports, send it to the less occupied one
+    /// that would admit it; drop it when neither would (Canary).
+    DeflectTwoAdmitting,
 }
 
 impl Refusal {
@@ -47,6 +54,12 @@ impl Refusal {
             Refusal::NotifySource => Some(Box::new(Always(Verdict::NotifySource))),
             Refusal::Trim => Some(Box::new(Always(Verdict::Trim))),
             Refusal::Deflect => Some(Box::new(RandomDeflection::new(n_nodes, streams))),
+            Refusal::DeflectTwoChoices => {
+                Some(Box::new(TwoChoiceDeflection::vertigo(n_nodes, streams)))
+            }
+            Refusal::DeflectTwoAdmitting => {
+                Some(Box::new(TwoChoiceDeflection::canary(n_nodes, streams)))
+            }
         }
     }
 }

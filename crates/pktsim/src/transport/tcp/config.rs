@@ -2,6 +2,7 @@
 //! `"dctcp"`, `"cubic"`), their defaults (written once, here) and their
 //! validation into [`TcpParams`].
 
+use super::reorder::RankMarking;
 use super::{TcpParams, TimerMode, Variant, DEFAULT_NIC_LIMIT, DEFAULT_RCV_WINDOW};
 use crate::error::{Error, Result};
 use crate::time::parse_duration;
@@ -43,6 +44,26 @@ pub struct TcpConfig {
     /// Bytes one flow may have queued in its host NIC before it waits for
     /// the NIC to run dry (default 64 KiB).
     pub nic_limit_bytes: u64,
+    /// Rank written into data packets for rank-aware switches: `"none"`
+    /// (default) or `"remaining_bytes"` (Vertigo/Canary hosts). Written to
+    /// the resolved config only when not the default.
+    #[serde(skip_serializing_if = "is_default_rank")]
+    pub rank: RankMarking,
+    /// Receiver ordering shim's hold time, e.g. `"360us"` (Vertigo/Canary
+    /// hosts); absent: no shim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_window: Option<String>,
+    /// Fast retransmit (and SACK loss detection by duplicate ACKs); `false`
+    /// leaves loss recovery to the RTO alone, as the DIBS baselines run.
+    #[serde(skip_serializing_if = "is_true")]
+    pub fast_retransmit: bool,
+}
+
+fn is_default_rank(r: &RankMarking) -> bool {
+    *r == RankMarking::None
+}
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for TcpConfig {
@@ -61,6 +82,9 @@ impl Default for TcpConfig {
             timer_mode: TimerMode::default(),
             rcv_window_bytes: DEFAULT_RCV_WINDOW,
             nic_limit_bytes: DEFAULT_NIC_LIMIT,
+            rank: RankMarking::None,
+            reorder_window: None,
+            fast_retransmit: true,
         }
     }
 }
@@ -77,7 +101,12 @@ impl TcpConfig {
             initial_rto: dur(&self.initial_rto, "initial_rto")?,
             min_rto: dur(&self.min_rto, "min_rto")?,
             max_rto: dur(&self.max_rto, "max_rto")?,
-            dupack_threshold: self.dupack_threshold,
+            // No number of duplicate ACKs reaches this: only the RTO recovers.
+            dupack_threshold: if self.fast_retransmit {
+                self.dupack_threshold
+            } else {
+                u32::MAX
+            },
             dctcp_g: if dctcp {
                 Some(self.g.unwrap_or(DEFAULT_DCTCP_G))
             } else {
@@ -89,6 +118,20 @@ impl TcpConfig {
             timer: self.timer_mode,
             rcv_window: self.rcv_window_bytes,
             nic_limit: self.nic_limit_bytes,
+            rank: self.rank,
+            reorder_window: match &self.reorder_window {
+                Some(w) => {
+                    let d = dur(w, "reorder_window")?;
+                    if d.ps() == 0 {
+                        return Err(Error::config(
+                            "transport.reorder_window",
+                            "must be positive",
+                        ));
+                    }
+                    Some(d)
+                }
+                None => None,
+            },
         };
         if p.rcv_window == 0 || p.rcv_window > 1 << 30 {
             return Err(Error::config(

@@ -26,6 +26,7 @@ pub mod config;
 pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
+pub mod reorder;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
@@ -37,11 +38,15 @@ use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::receiver::AckReceiver;
 use cc::{Cc, CongestionControl};
 pub use config::{CubicConfig, DctcpConfig, TcpConfig};
+pub use reorder::RankMarking;
+use reorder::Resequencer;
 use sender::{Ack, Sender, SenderConfig};
 pub use sender::{SenderStats, TimerMode};
 
 /// Timer kinds of this transport.
 const TIMER_RTO: u8 = 0;
+/// The receiver ordering shim's hold timer ([`reorder`]).
+const TIMER_REORDER: u8 = 1;
 
 /// Default receive window: 6 MiB, Linux's `tcp_rmem` maximum. Far above a
 /// datacenter BDP; a WAN path needs it raised to its BDP.
@@ -96,6 +101,10 @@ pub struct TcpParams {
     pub rcv_window: u64,
     /// Per-flow bytes allowed in the host NIC queue.
     pub nic_limit: u64,
+    /// Rank marking of data packets ([`reorder::RankMarking`]).
+    pub rank: RankMarking,
+    /// Hold time of the receiver's ordering shim (`None`: no shim).
+    pub reorder_window: Option<Duration>,
 }
 
 impl Default for TcpParams {
@@ -141,6 +150,8 @@ pub struct Tcp {
     receivers: Vec<AckReceiver>,
     /// Each flow's pending RTO event (the deadline is the sender's).
     timers: Vec<LazyTimer>,
+    /// Receiver ordering shims (empty unless `reorder_window` is set).
+    reseq: Vec<Resequencer>,
     /// Flows waiting for their host NIC to run dry, per host.
     waiting: Vec<Vec<FlowId>>,
     is_waiting: Vec<bool>,
@@ -158,6 +169,7 @@ impl Tcp {
             senders: Vec::new(),
             receivers: Vec::new(),
             timers: Vec::new(),
+            reseq: Vec::new(),
             waiting: Vec::new(),
             is_waiting: Vec::new(),
             counts: Counts::default(),
@@ -171,6 +183,9 @@ impl Tcp {
             self.senders.resize(n, None);
             self.receivers.resize(n, AckReceiver::default());
             self.timers.resize(n, LazyTimer::IDLE);
+            if self.params.reorder_window.is_some() {
+                self.reseq.resize(n, Resequencer::default());
+            }
             self.is_waiting.resize(n, false);
         }
         let h = ctx.n_hosts() as usize;
@@ -215,6 +230,7 @@ impl Tcp {
     fn transmit(&mut self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
         let spec = ctx.flow(f);
         let host = spec.src;
+        let size = spec.size;
         let fmt = ctx.format();
         let full = (fmt.mss + fmt.header) as u64;
         let ect = s.cc.ecn();
@@ -239,6 +255,10 @@ impl Tcp {
                 p.flags |= flags::RETX;
                 ctx.count_retransmit(f);
             }
+            p.prio = self
+                .params
+                .rank
+                .rank(size, seg.seq, seg.retx, s.stats.timeouts);
             s.on_sent(seg, ctx.now());
             ctx.send(p);
         }
@@ -329,6 +349,36 @@ impl Tcp {
     }
 }
 
+impl Tcp {
+    /// A data packet through the receiver's ordering shim: beyond a gap it
+    /// is held (starting the flow's hold timer); otherwise it goes up, and
+    /// so does the held run it makes contiguous.
+    fn on_data_reordered(&mut self, ctx: &mut Ctx, pkt: Packet, seq: u64, window: Duration) {
+        let f = pkt.flow;
+        if seq > self.receivers[f.idx()].rcv_nxt {
+            let rs = &mut self.reseq[f.idx()];
+            if rs.hold(seq, pkt) {
+                rs.deadline = ctx.now() + window;
+                ctx.set_timer(rs.deadline, f.0, TIMER_REORDER);
+            }
+            return;
+        }
+        self.on_data(ctx, pkt, seq);
+        self.release_held(ctx, f, false);
+    }
+
+    /// Hand held packets of `f` to TCP: those now in order, or all.
+    fn release_held(&mut self, ctx: &mut Ctx, f: FlowId, all: bool) {
+        loop {
+            let rcv_nxt = self.receivers[f.idx()].rcv_nxt;
+            let Some((seq, p)) = self.reseq[f.idx()].next_ready(rcv_nxt, all) else {
+                break;
+            };
+            self.on_data(ctx, p, seq);
+        }
+    }
+}
+
 /// Encode a SACK block as two 16-bit offsets in MSS from `ack` (start in
 /// the high half); 0 means none. A block too far out is left out; its end
 /// is clipped (reporting less is always safe).
@@ -386,15 +436,29 @@ impl Transport for Tcp {
 
     fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
         match pkt.header {
-            Header::TcpData { seq } => self.on_data(ctx, pkt, seq),
+            Header::TcpData { seq } => match self.params.reorder_window {
+                None => self.on_data(ctx, pkt, seq),
+                Some(w) => self.on_data_reordered(ctx, pkt, seq, w),
+            },
             Header::TcpAck { ack, sack, wnd } => self.on_ack(ctx, pkt, ack, sack, wnd),
             Header::Ctrl { .. } => debug_assert!(false, "TCP got a foreign packet"),
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        debug_assert_eq!(kind, TIMER_RTO);
         let f = FlowId(id);
+        if kind == TIMER_REORDER {
+            // Vertigo's ω expired: everything held goes up in order.
+            if self
+                .reseq
+                .get(f.idx())
+                .is_some_and(|r| r.deadline == ctx.now())
+            {
+                self.release_held(ctx, f, true);
+            }
+            return;
+        }
+        debug_assert_eq!(kind, TIMER_RTO);
         let now = ctx.now();
         if !self.timers[f.idx()].fire(now) {
             // A stale event: a newer one is pending.
