@@ -356,6 +356,7 @@ impl<T: Transport> Simulation<T> {
                 tag: self.tags.get(s.tag as usize).cloned().unwrap_or_default(),
             });
         }
+        let switch_counters = self.net.switch_counters(self.events.now());
         self.net.drain_in_flight();
         RunOutput {
             flows,
@@ -369,6 +370,7 @@ impl<T: Transport> Simulation<T> {
                 .transport
                 .counters()
                 .into_iter()
+                .chain(switch_counters)
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             seed: self.seed,

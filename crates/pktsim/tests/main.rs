@@ -1,6 +1,7 @@
 //! End-to-end tests of the simulator: one binary, one module per topic.
 
 mod common;
+mod fastlane;
 mod fastpass;
 mod golden;
 mod ideal_fct;

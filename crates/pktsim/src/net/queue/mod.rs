@@ -17,6 +17,7 @@
 pub mod codel;
 pub mod ecn;
 pub mod fifo;
+pub mod notice_lane;
 pub mod pfabric;
 pub mod rate_limit;
 
@@ -27,6 +28,7 @@ use crate::time::{parse_duration, parse_rate, Duration, Time};
 pub use codel::CodelQueue;
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
+pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
 pub use rate_limit::{RateLimited, TokenBucket};
 
@@ -259,6 +261,8 @@ pub enum Queue {
     RateLimited(Box<RateLimited>),
     /// CoDel AQM.
     Codel(CodelQueue),
+    /// FastLane's notice lane in front of another discipline.
+    NoticeLane(Box<NoticeLane>),
 }
 
 macro_rules! dispatch {
@@ -268,6 +272,7 @@ macro_rules! dispatch {
             Queue::Pfabric($q) => $e,
             Queue::RateLimited($q) => $e,
             Queue::Codel($q) => $e,
+            Queue::NoticeLane($q) => $e,
         }
     };
 }

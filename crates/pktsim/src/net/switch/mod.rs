@@ -15,7 +15,9 @@
 //! branch that drops.
 
 pub mod egress;
+pub mod fastlane;
 pub mod refusal;
 
 pub use egress::{Egress, LoadBalancing};
+pub use fastlane::{FastLaneConfig, FastLaneHook};
 pub use refusal::{RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict};

@@ -43,6 +43,31 @@ pub struct TcpConfig {
     /// Bytes one flow may have queued in its host NIC before it waits for
     /// the NIC to run dry (default 64 KiB).
     pub nic_limit_bytes: u64,
+    /// Duplicate ACKs (and SACK's loss rule) start fast recovery (default
+    /// on). FastLane with per-packet spraying turns it off: notices tell
+    /// loss from reordering. Written to the resolved config only when off.
+    #[serde(skip_serializing_if = "is_true")]
+    pub dupack_recovery: bool,
+    /// A FastLane notice halves the window once per window of data
+    /// (default on; [INFER], the paper cites NewReno).
+    #[serde(skip_serializing_if = "is_true")]
+    pub notice_reduces_window: bool,
+    /// FastLane ping-pong throttle base: the n-th notice of a segment
+    /// (n ≥ 2) waits base · 2^(n−2), at most the RTO (default "10us",
+    /// [INFER]: about one base RTT of a 10 Gbit/s fat tree).
+    #[serde(skip_serializing_if = "is_default_notice_base")]
+    pub notice_retx_base: String,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// FastLane's default ping-pong throttle base.
+const DEFAULT_NOTICE_RETX_BASE: &str = "10us";
+
+fn is_default_notice_base(s: &String) -> bool {
+    s == DEFAULT_NOTICE_RETX_BASE
 }
 
 impl Default for TcpConfig {
@@ -61,6 +86,9 @@ impl Default for TcpConfig {
             timer_mode: TimerMode::default(),
             rcv_window_bytes: DEFAULT_RCV_WINDOW,
             nic_limit_bytes: DEFAULT_NIC_LIMIT,
+            dupack_recovery: true,
+            notice_reduces_window: true,
+            notice_retx_base: DEFAULT_NOTICE_RETX_BASE.into(),
         }
     }
 }
@@ -89,6 +117,9 @@ impl TcpConfig {
             timer: self.timer_mode,
             rcv_window: self.rcv_window_bytes,
             nic_limit: self.nic_limit_bytes,
+            dupack_recovery: self.dupack_recovery,
+            notice_reduces_window: self.notice_reduces_window,
+            notice_retx_base: dur(&self.notice_retx_base, "notice_retx_base")?,
         };
         if p.rcv_window == 0 || p.rcv_window > 1 << 30 {
             return Err(Error::config(

@@ -42,6 +42,8 @@ pub use sender::{SenderStats, TimerMode};
 
 /// Timer kinds of this transport.
 const TIMER_RTO: u8 = 0;
+/// A throttled FastLane retransmission is due.
+const TIMER_NOTICE: u8 = 1;
 
 /// Default receive window: 6 MiB, Linux's `tcp_rmem` maximum. Far above a
 /// datacenter BDP; a WAN path needs it raised to its BDP.
@@ -96,6 +98,13 @@ pub struct TcpParams {
     pub rcv_window: u64,
     /// Per-flow bytes allowed in the host NIC queue.
     pub nic_limit: u64,
+    /// Duplicate ACKs may start fast recovery (off for FastLane with
+    /// per-packet spraying: notices tell loss from reordering).
+    pub dupack_recovery: bool,
+    /// A FastLane notice halves the window once per window of data.
+    pub notice_reduces_window: bool,
+    /// Ping-pong throttle base of FastLane retransmissions.
+    pub notice_retx_base: Duration,
 }
 
 impl Default for TcpParams {
@@ -141,6 +150,8 @@ pub struct Tcp {
     receivers: Vec<AckReceiver>,
     /// Each flow's pending RTO event (the deadline is the sender's).
     timers: Vec<LazyTimer>,
+    /// Each flow's pending notice-throttle event.
+    notice_timers: Vec<LazyTimer>,
     /// Flows waiting for their host NIC to run dry, per host.
     waiting: Vec<Vec<FlowId>>,
     is_waiting: Vec<bool>,
@@ -158,6 +169,7 @@ impl Tcp {
             senders: Vec::new(),
             receivers: Vec::new(),
             timers: Vec::new(),
+            notice_timers: Vec::new(),
             waiting: Vec::new(),
             is_waiting: Vec::new(),
             counts: Counts::default(),
@@ -171,6 +183,7 @@ impl Tcp {
             self.senders.resize(n, None);
             self.receivers.resize(n, AckReceiver::default());
             self.timers.resize(n, LazyTimer::IDLE);
+            self.notice_timers.resize(n, LazyTimer::IDLE);
             self.is_waiting.resize(n, false);
         }
         let h = ctx.n_hosts() as usize;
@@ -279,6 +292,33 @@ impl Tcp {
         (waited.ps() >= rto.ps() / 4 && left + rto > now).then_some(left + rto)
     }
 
+    /// Keep one notice-throttle event pending at or before `due`.
+    fn arm_notice(&mut self, ctx: &mut Ctx, f: FlowId, due: Time) {
+        if let Some(at) = self.notice_timers[f.idx()].arm(ctx.now(), due) {
+            ctx.set_timer(at, f.0, TIMER_NOTICE);
+        }
+    }
+
+    /// Throttled FastLane retransmissions may be due.
+    fn on_notice_timer(&mut self, ctx: &mut Ctx, f: FlowId) {
+        let now = ctx.now();
+        if !self.notice_timers[f.idx()].fire(now) {
+            return;
+        }
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        if !s.done {
+            if let Some(next) = s.release_notified(now) {
+                self.arm_notice(ctx, f, next);
+            }
+            if !self.is_waiting[f.idx()] {
+                self.transmit(ctx, f, &mut s);
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
     fn on_ack(&mut self, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
         let f = pkt.flow;
         let Some(mut s) = self.senders[f.idx()].take() else {
@@ -378,6 +418,9 @@ impl Transport for Tcp {
             initial_rto: p.initial_rto,
             min_rto: p.min_rto,
             max_rto: p.max_rto,
+            dupack_recovery: p.dupack_recovery,
+            notice_reduces_window: p.notice_reduces_window,
+            notice_retx_base: p.notice_retx_base,
         };
         let mut s = Sender::new(ctx.flow(f).size, mss, cfg, self.new_cc(), p.rcv_window);
         self.transmit(ctx, f, &mut s);
@@ -393,6 +436,10 @@ impl Transport for Tcp {
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        if kind == TIMER_NOTICE {
+            self.on_notice_timer(ctx, FlowId(id));
+            return;
+        }
         debug_assert_eq!(kind, TIMER_RTO);
         let f = FlowId(id);
         let now = ctx.now();
@@ -418,6 +465,23 @@ impl Transport for Tcp {
                     self.transmit(ctx, f, &mut s);
                 }
             }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
+    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let Header::TcpData { seq } = pkt.header else {
+            return;
+        };
+        let f = pkt.flow;
+        let Some(mut s) = self.senders.get_mut(f.idx()).and_then(Option::take) else {
+            return;
+        };
+        if let Some(due) = s.on_notice(ctx.now(), seq) {
+            self.arm_notice(ctx, f, due);
+        }
+        if !self.is_waiting[f.idx()] {
+            self.transmit(ctx, f, &mut s);
         }
         self.senders[f.idx()] = Some(s);
     }
@@ -448,15 +512,30 @@ impl Transport for Tcp {
             total.timeouts += s.stats.timeouts;
             total.spurious_timeouts += s.stats.spurious_timeouts;
             total.fast_recoveries += s.stats.fast_recoveries;
+            total.notices += s.stats.notices;
+            total.notice_retransmits += s.stats.notice_retransmits;
+            total.notice_reductions += s.stats.notice_reductions;
+            total.notices_throttled += s.stats.notices_throttled;
         }
-        vec![
+        let mut v = vec![
             ("timeouts", total.timeouts as u64),
             ("spurious_timeouts", total.spurious_timeouts as u64),
             ("fast_recoveries", total.fast_recoveries as u64),
             ("duplicate_deliveries", self.counts.dup_deliveries),
             ("nic_waits", self.counts.nic_waits),
             ("rto_deferred_in_nic", self.counts.rto_deferred),
-        ]
+        ];
+        // Only runs that received notices list them (others keep their
+        // summaries unchanged).
+        if total.notices > 0 {
+            v.extend([
+                ("notices", total.notices as u64),
+                ("notice_retransmits", total.notice_retransmits as u64),
+                ("notice_window_reductions", total.notice_reductions as u64),
+                ("notices_throttled", total.notices_throttled as u64),
+            ]);
+        }
+        v
     }
 }
 
