@@ -18,11 +18,14 @@
 //!   `notify_aqm_drops`); never for a notice or a control packet;
 //! - caps: at most 1 % of a port's rate and 2.5 % of its buffer
 //!   (abstract). Above a cap the drop stays silent (slides: "if cap
-//!   exceeded, best to time out"). Mechanism inferred: a token bucket per
-//!   refusing port on notice generation (`burst_notices` deep: by default
-//!   as many notices as the buffer cap holds), and the
-//!   lane of every port the notice may leave by must have room; every port
-//!   also paces and bounds its lane (see [`NoticeLane`]).
+//!   exceeded, best to time out"). Mechanism inferred: every switch port
+//!   paces its notices with a token bucket at 1 % of its rate
+//!   (`burst_notices` deep: by default as many notices as its buffer cap
+//!   holds) and holds at most 2.5 % of its buffer in notices
+//!   ([`NoticeLane`]); a notice is made only while the lanes of every port
+//!   it may leave by have room, so a rate cap that binds fills the lane
+//!   and silences further drops. Optionally (`generation_bucket`) a second
+//!   token bucket per refusing port caps the rate of notice generation.
 
 use crate::error::{Error, Result};
 use crate::metrics::DropReason;
@@ -56,6 +59,11 @@ pub struct FastLaneConfig {
     pub notify_evictions: bool,
     /// Notify for an AQM's drop (CoDel) ([INFER] on).
     pub notify_aqm_drops: bool,
+    /// Also cap notice generation per refusing port with a token bucket at
+    /// `bandwidth_cap` of its rate ([INFER] off: the lanes already pace
+    /// notices at that rate on every port they leave by, and a notice is
+    /// made only while the lanes towards the source have room).
+    pub generation_bucket: bool,
 }
 
 impl Default for FastLaneConfig {
@@ -68,6 +76,7 @@ impl Default for FastLaneConfig {
             burst_notices: None,
             notify_evictions: true,
             notify_aqm_drops: true,
+            generation_bucket: false,
         }
     }
 }
@@ -204,12 +213,14 @@ impl RefusalHook for FastLaneHook {
             self.counts.silent_buffer += 1;
             return Verdict::Drop;
         }
-        let bucket = &mut self.generation[at.port.idx()];
-        if bucket.ready_at(at.now) > at.now {
-            self.counts.silent_bandwidth += 1;
-            return Verdict::Drop;
+        if self.cfg.generation_bucket {
+            let bucket = &mut self.generation[at.port.idx()];
+            if bucket.ready_at(at.now) > at.now {
+                self.counts.silent_bandwidth += 1;
+                return Verdict::Drop;
+            }
+            bucket.charge(at.now, self.cfg.notice_bytes as u64);
         }
-        bucket.charge(at.now, self.cfg.notice_bytes as u64);
         self.counts.made += 1;
         Verdict::NotifySource
     }
