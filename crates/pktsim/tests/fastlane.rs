@@ -282,3 +282,30 @@ fn fastlane_cuts_the_p999_fct_of_8kb_queries_for_tcp_codel_and_pfabric() {
         );
     }
 }
+
+#[test]
+fn with_notices_spraying_tcp_stops_taking_reordering_for_loss() {
+    // Per-packet spraying reorders; TCP's duplicate ACKs then start
+    // needless fast retransmits (duplicate deliveries at the receiver).
+    // With FastLane, notices signal loss and duplicate-ACK recovery is off.
+    let queue = r#"{ kind = "codel", target = "20us", interval = "200us" }"#;
+    let spray = |fastlane: bool| {
+        let mut t = ci_mix(queue, "tcp", "1ms", fastlane)
+            .replace("[network]\n", "[network]\nload_balancing = \"spray\"\n");
+        if fastlane {
+            t = t.replace("min_rto = ", "dupack_recovery = false\nmin_rto = ");
+        }
+        run(&t)
+    };
+    let (base, fl) = (spray(false), spray(true));
+    let dup = |o: &RunOutput| o.protocol_counters["duplicate_deliveries"];
+    assert!(base.protocol_counters["fast_recoveries"] > 0);
+    assert_eq!(fl.protocol_counters["fast_recoveries"], 0);
+    assert!(
+        4 * dup(&fl) < dup(&base),
+        "duplicate deliveries: {} with FastLane, {} without",
+        dup(&fl),
+        dup(&base)
+    );
+    assert!(fl.flows.iter().all(|f| f.finish.is_some()));
+}
