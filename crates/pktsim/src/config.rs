@@ -32,7 +32,7 @@ use crate::engine::RngStreams;
 use crate::error::{Error, Result};
 use crate::metrics::RunOutput;
 use crate::net::queue::QueueConfig;
-use crate::net::switch::Refusal;
+use crate::net::switch::{FastLaneConfig, Refusal};
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::net::{Forwarding, LoadBalancing, Network, NetworkParams};
 use crate::resources::{Estimate, LimitsConfig};
@@ -121,6 +121,10 @@ pub struct NetworkConfig {
     /// (Canary). Written to the resolved config only when not the default.
     #[serde(default, skip_serializing_if = "is_default_refusal")]
     pub refusal: Refusal,
+    /// FastLane drop notifications with caps (`[network.fastlane]`, see
+    /// [`crate::net::switch::fastlane`]); absent: off. Excludes `refusal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastlane: Option<FastLaneConfig>,
 }
 
 fn d_hop_limit() -> u8 {
@@ -182,6 +186,7 @@ impl Default for NetworkConfig {
             host_buffer_bytes: None,
             hop_limit: d_hop_limit(),
             refusal: Refusal::Drop,
+            fastlane: None,
         }
     }
 }
@@ -358,6 +363,15 @@ impl Config {
                 "must hold at least one full packet",
             ));
         }
+        if let Some(f) = &n.fastlane {
+            f.validate()?;
+            if n.refusal != Refusal::Drop {
+                return Err(Error::config(
+                    "network.fastlane",
+                    "FastLane decides what switches do with refused packets: leave `refusal` out",
+                ));
+            }
+        }
         if n.hop_limit < 2 {
             return Err(Error::config(
                 "network.hop_limit",
@@ -449,6 +463,7 @@ impl Config {
             eager_fifo: true,
             hop_limit: n.hop_limit,
             refusal: n.refusal,
+            fastlane: n.fastlane.clone(),
         };
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.

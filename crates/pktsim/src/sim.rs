@@ -357,6 +357,7 @@ impl<T: Transport> Simulation<T> {
                 query: s.query,
             });
         }
+        let switch_counters = self.net.switch_counters(self.events.now());
         self.net.drain_in_flight();
         RunOutput {
             flows,
@@ -370,6 +371,7 @@ impl<T: Transport> Simulation<T> {
                 .transport
                 .counters()
                 .into_iter()
+                .chain(switch_counters)
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             seed: self.seed,

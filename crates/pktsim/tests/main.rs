@@ -2,6 +2,7 @@
 
 mod canary;
 mod common;
+mod fastlane;
 mod fastpass;
 mod golden;
 mod ideal_fct;

@@ -14,7 +14,8 @@ use crate::net::port::{Port, PortStats};
 use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
 use crate::net::routing::Routing;
 use crate::net::switch::{
-    Egress, LoadBalancing, Refusal, RefusalHook, Refused, SwitchView, Verdict,
+    Egress, FastLaneConfig, FastLaneHook, LoadBalancing, Refusal, RefusalHook, Refused, SwitchView,
+    Verdict,
 };
 use crate::net::topology::TopologySpec;
 use crate::packet::{flags, NodeId, Packet, PacketKind, PortId};
@@ -64,6 +65,8 @@ pub struct NetworkParams {
     pub hop_limit: u8,
     /// What switches do with a packet an output queue refuses.
     pub refusal: Refusal,
+    /// FastLane drop notifications (replaces `refusal`); `None`: off.
+    pub fastlane: Option<FastLaneConfig>,
 }
 
 impl NetworkParams {
@@ -214,12 +217,20 @@ impl Network {
                 } else {
                     params.switch_buffer
                 };
-                let queue = qcfg.build();
+                let limit = l.buffer.unwrap_or(default_limit);
+                let queue = match &params.fastlane {
+                    // FastLane: every switch port gets a notice lane.
+                    Some(f) if !from_host => f.lane(qcfg.build(), l.rate, limit),
+                    _ => qcfg.build(),
+                };
                 // Only switch ports: host NICs must report when they run dry
                 // to transports that pull (see `nic_pull`).
                 let fifo = match qcfg.eager_fifo() {
                     Some(ecn)
-                        if !from_host && pool_of[from.idx()].is_none() && params.eager_fifo =>
+                        if !from_host
+                            && pool_of[from.idx()].is_none()
+                            && params.eager_fifo
+                            && params.fastlane.is_none() =>
                     {
                         Some(crate::net::eager_fifo::EagerFifo::new(ecn))
                     }
@@ -234,7 +245,7 @@ impl Network {
                     cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
                     queue,
                     fifo,
-                    limit: l.buffer.unwrap_or(default_limit),
+                    limit,
                     pool: pool_of[from.idx()],
                     busy_until: Time::ZERO,
                     tx_pending: false,
@@ -262,7 +273,10 @@ impl Network {
         }
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
-        let hook = params.refusal.build(n, streams);
+        let hook = match &params.fastlane {
+            Some(f) => Some(Box::new(FastLaneHook::new(f.clone(), &ports)) as Box<dyn RefusalHook>),
+            None => params.refusal.build(n, streams),
+        };
         Ok(Network {
             nodes,
             ports,
@@ -457,11 +471,16 @@ impl Network {
     /// size, top class, the refused packet's flow and header, direction
     /// swapped.
     fn notice_of(&self, pkt: &Packet, now: Time) -> Packet {
+        let size = self
+            .params
+            .fastlane
+            .as_ref()
+            .map_or(self.params.header_bytes, |f| f.notice_bytes);
         let mut n = Packet::new(
             pkt.flow,
             pkt.dst,
             pkt.src,
-            self.params.header_bytes,
+            size,
             PacketKind::Control,
             pkt.header,
         );
@@ -472,6 +491,14 @@ impl Network {
         n.sent_at = pkt.sent_at;
         n.ready_at = now;
         n
+    }
+
+    /// Counts of the switch stage for the run summary: the refusal hook's
+    /// and, with FastLane, the notice lanes' overhead up to `now`.
+    pub fn switch_counters(&self, now: Time) -> Vec<(&'static str, u64)> {
+        let mut v = self.hook.as_ref().map(|h| h.counters()).unwrap_or_default();
+        v.extend(crate::net::switch::fastlane::lane_counters(self, now));
+        v
     }
 
     /// Whether port `pid` would admit `pkt` now. Its queue must be up to

@@ -8,6 +8,7 @@ pub mod fastpass;
 pub mod host;
 pub mod pfabric;
 pub mod phost;
+pub mod ping_pong;
 pub mod receiver;
 pub mod tcp;
 

@@ -12,6 +12,12 @@
 //! the receiver's state, as pHost's simulator does). Held data does not use
 //! the window either (pHost's pFabric: window = cwnd + SACKed bytes), so
 //! after a timeout every hole within one window past it is resent at once.
+//!
+//! With FastLane (Zats et al., SoCC 2015) a switch's notice of a dropped
+//! packet makes the source resend it at once at its pFabric priority; rate
+//! control, probe mode and the fixed RTO stay as they are (spec
+//! `fastlane-evidence.md` §6.5). Repeated notices of one packet are
+//! throttled exponentially ([`crate::transport::ping_pong`]).
 
 use crate::error::{Error, Result};
 use crate::net::packet::{FlowId, Header, Packet};
@@ -19,11 +25,14 @@ use crate::sim::{Ctx, Transport};
 use crate::time::parse_duration;
 use crate::time::{Duration, Time};
 use crate::transport::host::lazy_timer::LazyTimer;
+use crate::transport::ping_pong::PingPong;
 use crate::transport::receiver::AckReceiver;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
 const TIMER_RTO: u8 = 0;
+/// A throttled FastLane retransmission is due.
+const TIMER_NOTICE: u8 = 1;
 
 /// pFabric host parameters.
 #[derive(Clone, Debug)]
@@ -41,6 +50,8 @@ pub struct PfabricParams {
     /// spans from the cumulative ACK, SACKed data included, as ns-2's
     /// FullTcp does outside fast recovery.
     pub sacked_outside_window: bool,
+    /// FastLane ping-pong throttle base (see [`PingPong`]).
+    pub notice_retx_base: Duration,
 }
 
 impl Default for PfabricParams {
@@ -69,6 +80,18 @@ pub struct PfabricConfig {
     /// window (default, as pHost's pFabric); `false` counts it, as ns-2's
     /// FullTcp does after a timeout.
     pub sacked_outside_window: bool,
+    /// FastLane ping-pong throttle base: the n-th notice of a packet
+    /// (n ≥ 2) waits base · 2^(n−2), at most the RTO (default "10us",
+    /// [INFER]). Written to the resolved config only when changed.
+    #[serde(skip_serializing_if = "is_default_notice_base")]
+    pub notice_retx_base: String,
+}
+
+/// FastLane's default ping-pong throttle base.
+const DEFAULT_NOTICE_RETX_BASE: &str = "10us";
+
+fn is_default_notice_base(s: &String) -> bool {
+    s == DEFAULT_NOTICE_RETX_BASE
 }
 
 impl Default for PfabricConfig {
@@ -81,6 +104,7 @@ impl Default for PfabricConfig {
             rto: "45us".into(),
             probe_after: 5,
             sacked_outside_window: true,
+            notice_retx_base: DEFAULT_NOTICE_RETX_BASE.into(),
         }
     }
 }
@@ -101,7 +125,10 @@ impl PfabricConfig {
         if self.probe_after == 0 {
             return Err(Error::config("transport.probe_after", "must be at least 1"));
         }
+        let notice_retx_base = parse_duration(&self.notice_retx_base)
+            .map_err(|m| Error::config("transport.notice_retx_base", m))?;
         Ok(PfabricParams {
+            notice_retx_base,
             init_cwnd: self.init_cwnd,
             max_cwnd: self.max_cwnd,
             rto,
@@ -133,6 +160,18 @@ struct Sender {
     /// The pending RTO event (lazy: stale events are ignored).
     timer: LazyTimer,
     done: bool,
+    /// FastLane notice counts and throttled retransmissions.
+    ping: PingPong,
+    /// The pending notice-throttle event.
+    notice_timer: LazyTimer,
+}
+
+/// FastLane event counts of a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct NoticeCounts {
+    notices: u64,
+    retransmits: u64,
+    throttled: u64,
 }
 
 /// pFabric hosts for every flow of a run.
@@ -140,6 +179,7 @@ pub struct Pfabric {
     params: PfabricParams,
     senders: Vec<Option<Sender>>,
     receivers: Vec<AckReceiver>,
+    notices: NoticeCounts,
 }
 
 impl Pfabric {
@@ -149,6 +189,7 @@ impl Pfabric {
             params,
             senders: Vec::new(),
             receivers: Vec::new(),
+            notices: NoticeCounts::default(),
         }
     }
 
@@ -229,6 +270,39 @@ impl Pfabric {
         }
     }
 
+    /// Keep one notice-throttle event pending at or before `due`.
+    fn arm_notice(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender, due: Time) {
+        if let Some(at) = s.notice_timer.arm(ctx.now(), due) {
+            ctx.set_timer(at, f.0, TIMER_NOTICE);
+        }
+    }
+
+    /// Throttled FastLane retransmissions may be due: send those the
+    /// receiver still lacks.
+    fn on_notice_timer(&mut self, ctx: &mut Ctx, f: FlowId) {
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        let now = ctx.now();
+        if s.notice_timer.fire(now) {
+            let mut due = Vec::new();
+            s.ping.take_due(now, &mut due);
+            let mss = ctx.format().mss as u64;
+            let size = ctx.flow(f).size;
+            for seq in due {
+                let end = (seq + mss).min(size);
+                if !s.done && seq >= s.snd_una && !self.receivers[f.idx()].holds(seq, end) {
+                    self.notices.retransmits += 1;
+                    self.send_segment(ctx, f, &mut s, seq, mss);
+                }
+            }
+            if let Some(next) = s.ping.next_due() {
+                self.arm_notice(ctx, f, &mut s, next);
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
     fn on_ack(&mut self, ctx: &mut Ctx, f: FlowId, ack: u64) {
         let Some(mut s) = self.senders[f.idx()].take() else {
             return;
@@ -236,6 +310,7 @@ impl Pfabric {
         if !s.done && ack > s.snd_una {
             let size = ctx.flow(f).size;
             s.snd_una = ack;
+            s.ping.acked(ack);
             s.snd_nxt = s.snd_nxt.max(ack);
             // Any progress ends probe mode (ns-2 `newack`).
             s.timeouts = 0;
@@ -267,6 +342,19 @@ impl Transport for Pfabric {
         "pfabric"
     }
 
+    /// FastLane counts, only in runs that received notices.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let n = self.notices;
+        if n.notices == 0 {
+            return Vec::new();
+        }
+        vec![
+            ("notices", n.notices),
+            ("notice_retransmits", n.retransmits),
+            ("notices_throttled", n.throttled),
+        ]
+    }
+
     fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
         if self.senders.len() < ctx.n_flows() {
             self.senders.resize(ctx.n_flows(), None);
@@ -284,6 +372,8 @@ impl Transport for Pfabric {
             rto_deadline: Time::MAX,
             timer: LazyTimer::IDLE,
             done: false,
+            ping: PingPong::default(),
+            notice_timer: LazyTimer::IDLE,
         };
         self.fill_window(ctx, f, &mut s);
         self.senders[f.idx()] = Some(s);
@@ -300,7 +390,38 @@ impl Transport for Pfabric {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, _kind: u8) {
+    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let Header::TcpData { seq } = pkt.header else {
+            return;
+        };
+        let f = pkt.flow;
+        let Some(mut s) = self.senders.get_mut(f.idx()).and_then(Option::take) else {
+            return;
+        };
+        let mss = ctx.format().mss as u64;
+        let end = (seq + mss).min(ctx.flow(f).size);
+        if !s.done && seq >= s.snd_una && !self.receivers[f.idx()].holds(seq, end) {
+            self.notices.notices += 1;
+            let now = ctx.now();
+            let due = s
+                .ping
+                .on_notice(seq, now, self.params.notice_retx_base, self.params.rto);
+            if due <= now {
+                self.notices.retransmits += 1;
+                self.send_segment(ctx, f, &mut s, seq, mss);
+            } else {
+                self.notices.throttled += 1;
+                self.arm_notice(ctx, f, &mut s, due);
+            }
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        if kind == TIMER_NOTICE {
+            self.on_notice_timer(ctx, FlowId(id));
+            return;
+        }
         let f = FlowId(id);
         let Some(mut s) = self.senders[f.idx()].take() else {
             return;

@@ -18,6 +18,7 @@ pub mod aifo;
 pub mod codel;
 pub mod ecn;
 pub mod fifo;
+pub mod notice_lane;
 pub mod pfabric;
 pub mod pfabric_index;
 pub mod rate_limit;
@@ -31,6 +32,7 @@ pub use aifo::AifoQueue;
 pub use codel::CodelQueue;
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
+pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
 pub use rate_limit::{RateLimited, TokenBucket};
 pub use vertigo::VertigoQueue;
@@ -354,6 +356,8 @@ pub enum Queue {
     Aifo(AifoQueue),
     /// Vertigo's rank-ordered push-out queue.
     Vertigo(VertigoQueue),
+    /// FastLane's notice lane in front of another discipline.
+    NoticeLane(Box<NoticeLane>),
 }
 
 macro_rules! dispatch {
@@ -365,6 +369,7 @@ macro_rules! dispatch {
             Queue::Codel($q) => $e,
             Queue::Aifo($q) => $e,
             Queue::Vertigo($q) => $e,
+            Queue::NoticeLane($q) => $e,
         }
     };
 }

@@ -18,8 +18,10 @@
 
 pub mod deflection;
 pub mod egress;
+pub mod fastlane;
 pub mod refusal;
 
 pub use deflection::TwoChoiceDeflection;
 pub use egress::{Egress, LoadBalancing};
+pub use fastlane::{FastLaneConfig, FastLaneHook};
 pub use refusal::{RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict};

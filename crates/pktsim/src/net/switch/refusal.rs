@@ -110,6 +110,11 @@ pub trait RefusalHook: Send {
     /// Decide what happens to `pkt`, refused at `at`. `view` reads the
     /// switch's ports, brought up to `at.now`.
     fn on_refused(&mut self, at: &Refused, pkt: &Packet, view: &SwitchView) -> Verdict;
+    /// Counts for the run summary (merged into `protocol_counters`); none
+    /// by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Read-only view of one node's ports for a [`RefusalHook`].

@@ -53,10 +53,22 @@ pub struct TcpConfig {
     /// hosts); absent: no shim.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reorder_window: Option<String>,
-    /// Fast retransmit (and SACK loss detection by duplicate ACKs); `false`
-    /// leaves loss recovery to the RTO alone, as the DIBS baselines run.
+    /// Duplicate ACKs (and SACK's loss rule) start fast retransmit and
+    /// recovery (default on). `false` leaves loss recovery to the RTO (and,
+    /// with FastLane, to notices): the DIBS baselines run so, and FastLane
+    /// with per-packet spraying, whose notices tell loss from reordering.
+    /// Written to the resolved config only when off.
     #[serde(skip_serializing_if = "is_true")]
     pub fast_retransmit: bool,
+    /// A FastLane notice halves the window once per window of data
+    /// (default on; [INFER], the paper cites NewReno).
+    #[serde(skip_serializing_if = "is_true")]
+    pub notice_reduces_window: bool,
+    /// FastLane ping-pong throttle base: the n-th notice of a segment
+    /// (n ≥ 2) waits base · 2^(n−2), at most the RTO (default "10us",
+    /// [INFER]: about one base RTT of a 10 Gbit/s fat tree).
+    #[serde(skip_serializing_if = "is_default_notice_base")]
+    pub notice_retx_base: String,
 }
 
 fn is_default_rank(r: &RankMarking) -> bool {
@@ -64,6 +76,13 @@ fn is_default_rank(r: &RankMarking) -> bool {
 }
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+/// FastLane's default ping-pong throttle base.
+const DEFAULT_NOTICE_RETX_BASE: &str = "10us";
+
+fn is_default_notice_base(s: &String) -> bool {
+    s == DEFAULT_NOTICE_RETX_BASE
 }
 
 impl Default for TcpConfig {
@@ -85,6 +104,8 @@ impl Default for TcpConfig {
             rank: RankMarking::None,
             reorder_window: None,
             fast_retransmit: true,
+            notice_reduces_window: true,
+            notice_retx_base: DEFAULT_NOTICE_RETX_BASE.into(),
         }
     }
 }
@@ -101,12 +122,7 @@ impl TcpConfig {
             initial_rto: dur(&self.initial_rto, "initial_rto")?,
             min_rto: dur(&self.min_rto, "min_rto")?,
             max_rto: dur(&self.max_rto, "max_rto")?,
-            // No number of duplicate ACKs reaches this: only the RTO recovers.
-            dupack_threshold: if self.fast_retransmit {
-                self.dupack_threshold
-            } else {
-                u32::MAX
-            },
+            dupack_threshold: self.dupack_threshold,
             dctcp_g: if dctcp {
                 Some(self.g.unwrap_or(DEFAULT_DCTCP_G))
             } else {
@@ -132,6 +148,9 @@ impl TcpConfig {
                 }
                 None => None,
             },
+            fast_retransmit: self.fast_retransmit,
+            notice_reduces_window: self.notice_reduces_window,
+            notice_retx_base: dur(&self.notice_retx_base, "notice_retx_base")?,
         };
         if p.rcv_window == 0 || p.rcv_window > 1 << 30 {
             return Err(Error::config(

@@ -47,6 +47,8 @@ pub use sender::{SenderStats, TimerMode};
 const TIMER_RTO: u8 = 0;
 /// The receiver ordering shim's hold timer ([`reorder`]).
 const TIMER_REORDER: u8 = 1;
+/// A throttled FastLane retransmission is due.
+const TIMER_NOTICE: u8 = 2;
 
 /// Default receive window: 6 MiB, Linux's `tcp_rmem` maximum. Far above a
 /// datacenter BDP; a WAN path needs it raised to its BDP.
@@ -105,6 +107,13 @@ pub struct TcpParams {
     pub rank: RankMarking,
     /// Hold time of the receiver's ordering shim (`None`: no shim).
     pub reorder_window: Option<Duration>,
+    /// Duplicate ACKs may start fast recovery (off: recovery by the RTO, as
+    /// for DIBS, or by FastLane notices with per-packet spraying).
+    pub fast_retransmit: bool,
+    /// A FastLane notice halves the window once per window of data.
+    pub notice_reduces_window: bool,
+    /// Ping-pong throttle base of FastLane retransmissions.
+    pub notice_retx_base: Duration,
 }
 
 impl Default for TcpParams {
@@ -152,6 +161,8 @@ pub struct Tcp {
     timers: Vec<LazyTimer>,
     /// Receiver ordering shims (empty unless `reorder_window` is set).
     reseq: Vec<Resequencer>,
+    /// Each flow's pending notice-throttle event.
+    notice_timers: Vec<LazyTimer>,
     /// Flows waiting for their host NIC to run dry, per host.
     waiting: Vec<Vec<FlowId>>,
     is_waiting: Vec<bool>,
@@ -170,6 +181,7 @@ impl Tcp {
             receivers: Vec::new(),
             timers: Vec::new(),
             reseq: Vec::new(),
+            notice_timers: Vec::new(),
             waiting: Vec::new(),
             is_waiting: Vec::new(),
             counts: Counts::default(),
@@ -186,6 +198,7 @@ impl Tcp {
             if self.params.reorder_window.is_some() {
                 self.reseq.resize(n, Resequencer::default());
             }
+            self.notice_timers.resize(n, LazyTimer::IDLE);
             self.is_waiting.resize(n, false);
         }
         let h = ctx.n_hosts() as usize;
@@ -297,6 +310,33 @@ impl Tcp {
         }
         let (left, waited) = ctx.nic_flow_departed(f);
         (waited.ps() >= rto.ps() / 4 && left + rto > now).then_some(left + rto)
+    }
+
+    /// Keep one notice-throttle event pending at or before `due`.
+    fn arm_notice(&mut self, ctx: &mut Ctx, f: FlowId, due: Time) {
+        if let Some(at) = self.notice_timers[f.idx()].arm(ctx.now(), due) {
+            ctx.set_timer(at, f.0, TIMER_NOTICE);
+        }
+    }
+
+    /// Throttled FastLane retransmissions may be due.
+    fn on_notice_timer(&mut self, ctx: &mut Ctx, f: FlowId) {
+        let now = ctx.now();
+        if !self.notice_timers[f.idx()].fire(now) {
+            return;
+        }
+        let Some(mut s) = self.senders[f.idx()].take() else {
+            return;
+        };
+        if !s.done {
+            if let Some(next) = s.release_notified(now) {
+                self.arm_notice(ctx, f, next);
+            }
+            if !self.is_waiting[f.idx()] {
+                self.transmit(ctx, f, &mut s);
+            }
+        }
+        self.senders[f.idx()] = Some(s);
     }
 
     fn on_ack(&mut self, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
@@ -428,6 +468,9 @@ impl Transport for Tcp {
             initial_rto: p.initial_rto,
             min_rto: p.min_rto,
             max_rto: p.max_rto,
+            fast_retransmit: p.fast_retransmit,
+            notice_reduces_window: p.notice_reduces_window,
+            notice_retx_base: p.notice_retx_base,
         };
         let mut s = Sender::new(ctx.flow(f).size, mss, cfg, self.new_cc(), p.rcv_window);
         self.transmit(ctx, f, &mut s);
@@ -446,6 +489,10 @@ impl Transport for Tcp {
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        if kind == TIMER_NOTICE {
+            self.on_notice_timer(ctx, FlowId(id));
+            return;
+        }
         let f = FlowId(id);
         if kind == TIMER_REORDER {
             // Vertigo's ω expired: everything held goes up in order.
@@ -486,6 +533,23 @@ impl Transport for Tcp {
         self.senders[f.idx()] = Some(s);
     }
 
+    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let Header::TcpData { seq } = pkt.header else {
+            return;
+        };
+        let f = pkt.flow;
+        let Some(mut s) = self.senders.get_mut(f.idx()).and_then(Option::take) else {
+            return;
+        };
+        if let Some(due) = s.on_notice(ctx.now(), seq) {
+            self.arm_notice(ctx, f, due);
+        }
+        if !self.is_waiting[f.idx()] {
+            self.transmit(ctx, f, &mut s);
+        }
+        self.senders[f.idx()] = Some(s);
+    }
+
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
         let Some(list) = self.waiting.get_mut(host.idx()) else {
             return;
@@ -512,15 +576,30 @@ impl Transport for Tcp {
             total.timeouts += s.stats.timeouts;
             total.spurious_timeouts += s.stats.spurious_timeouts;
             total.fast_recoveries += s.stats.fast_recoveries;
+            total.notices += s.stats.notices;
+            total.notice_retransmits += s.stats.notice_retransmits;
+            total.notice_reductions += s.stats.notice_reductions;
+            total.notices_throttled += s.stats.notices_throttled;
         }
-        vec![
+        let mut v = vec![
             ("timeouts", total.timeouts as u64),
             ("spurious_timeouts", total.spurious_timeouts as u64),
             ("fast_recoveries", total.fast_recoveries as u64),
             ("duplicate_deliveries", self.counts.dup_deliveries),
             ("nic_waits", self.counts.nic_waits),
             ("rto_deferred_in_nic", self.counts.rto_deferred),
-        ]
+        ];
+        // Only runs that received notices list them (others keep their
+        // summaries unchanged).
+        if total.notices > 0 {
+            v.extend([
+                ("notices", total.notices as u64),
+                ("notice_retransmits", total.notice_retransmits as u64),
+                ("notice_window_reductions", total.notice_reductions as u64),
+                ("notices_throttled", total.notices_throttled as u64),
+            ]);
+        }
+        v
     }
 }
 

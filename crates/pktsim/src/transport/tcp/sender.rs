@@ -25,9 +25,11 @@
 //! - RFC 7323 receive window: nothing is sent beyond ack + window.
 
 use crate::time::{Duration, Time};
+use crate::transport::ping_pong::PingPong;
 use crate::transport::tcp::cc::{AckInfo, Cc, CongestionControl, Window};
 use crate::transport::tcp::rtt::RttEstimator;
 use crate::transport::tcp::scoreboard::Scoreboard;
+use std::collections::VecDeque;
 
 /// When the retransmission timer is restarted during fast recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
@@ -63,6 +65,15 @@ pub struct SenderConfig {
     pub min_rto: Duration,
     /// Largest RTO.
     pub max_rto: Duration,
+    /// Duplicate ACKs (and SACK's IsLost) may start fast recovery. Off, loss
+    /// is recovered by the RTO (DIBS) or by FastLane notices (with
+    /// per-packet spraying, so that reordering is not taken for loss).
+    pub fast_retransmit: bool,
+    /// A FastLane notice halves the window, once per window of data.
+    pub notice_reduces_window: bool,
+    /// Ping-pong throttle base: the n-th notice of a segment (n ≥ 2) waits
+    /// `base · 2^(n−2)` before retransmitting ([`PingPong`]).
+    pub notice_retx_base: Duration,
 }
 
 /// One segment to transmit.
@@ -109,6 +120,14 @@ pub struct SenderStats {
     pub spurious_timeouts: u32,
     /// Fast retransmits (entries into fast recovery).
     pub fast_recoveries: u32,
+    /// FastLane notices for unacknowledged data.
+    pub notices: u32,
+    /// Retransmissions a notice triggered.
+    pub notice_retransmits: u32,
+    /// Window reductions a notice triggered.
+    pub notice_reductions: u32,
+    /// Notices whose retransmission the ping-pong throttle delayed.
+    pub notices_throttled: u32,
 }
 
 /// The sender of one flow.
@@ -150,6 +169,10 @@ pub struct Sender {
     pub done: bool,
     /// Event counts.
     pub stats: SenderStats,
+    /// Notified segments to retransmit now, regardless of the window.
+    notified: VecDeque<u64>,
+    /// Notice counts and throttled retransmissions.
+    ping: PingPong,
 }
 
 impl Sender {
@@ -183,6 +206,8 @@ impl Sender {
             undo: None,
             done: false,
             stats: SenderStats::default(),
+            notified: VecDeque::new(),
+            ping: PingPong::default(),
         }
     }
 
@@ -231,6 +256,16 @@ impl Sender {
     pub fn next_segment(&mut self) -> Option<Segment> {
         if self.done {
             return None;
+        }
+        while let Some(seq) = self.notified.pop_front() {
+            // FastLane: the network said this segment was dropped; resend
+            // it at once, regardless of the window (it left the network).
+            // After a timeout rewound `snd_nxt` below it, the go-back-N
+            // pass resends it in order anyway.
+            if self.unacked(seq) && seq < self.snd_nxt {
+                self.stats.notice_retransmits += 1;
+                return Some(self.segment(seq));
+            }
         }
         if let Some(seq) = self.force.take() {
             // RFC 5681 §3.2 step 2 / RFC 6582 step 5: this retransmission
@@ -299,6 +334,64 @@ impl Sender {
             return None;
         }
         Some(self.segment(seq))
+    }
+
+    /// Whether the segment at `seq` was sent and is neither acknowledged
+    /// nor SACKed.
+    fn unacked(&self, seq: u64) -> bool {
+        seq >= self.snd_una
+            && seq < self.high_data
+            && !(self.cfg.sack && self.sb.is_sacked(seq, seq + self.seg_len(seq)))
+    }
+
+    /// A FastLane notice at `now`: a switch dropped the segment at `seq`.
+    /// Queue its retransmission (at once for its first notice, later for a
+    /// repeated one: [`PingPong`]) and halve the window once per window of
+    /// data (RFC 6582's `recover` guard, as a fast retransmit would; the
+    /// FastLane paper cites NewReno). Returns when a throttled
+    /// retransmission is due, if one now waits.
+    pub fn on_notice(&mut self, now: Time, seq: u64) -> Option<Time> {
+        if self.done || !self.unacked(seq) {
+            return None;
+        }
+        self.stats.notices += 1;
+        if self.cfg.notice_reduces_window && self.recovery.is_none() && seq >= self.recover {
+            let flight = self.high_data - self.snd_una;
+            self.w.ssthresh = self.cc.ssthresh_on_loss(&self.w, flight);
+            self.w.cwnd = self.w.ssthresh.max(self.mss);
+            self.recover = self.high_data;
+            self.undo = None;
+            self.stats.notice_reductions += 1;
+        }
+        let due = self
+            .ping
+            .on_notice(seq, now, self.cfg.notice_retx_base, self.rtt.rto());
+        if due <= now {
+            if !self.notified.contains(&seq) {
+                self.notified.push_back(seq);
+            }
+            return None;
+        }
+        self.stats.notices_throttled += 1;
+        Some(due)
+    }
+
+    /// Move throttled retransmissions due at `now` to the send queue; the
+    /// next due time, if any still waits.
+    pub fn release_notified(&mut self, now: Time) -> Option<Time> {
+        let mut due = Vec::new();
+        self.ping.take_due(now, &mut due);
+        for seq in due {
+            if !self.notified.contains(&seq) {
+                self.notified.push_back(seq);
+            }
+        }
+        self.ping.next_due()
+    }
+
+    /// Notices counted for the segment at `seq` (the ping-pong counter).
+    pub fn notice_count(&self, seq: u64) -> u32 {
+        self.ping.count(seq)
     }
 
     fn segment(&self, seq: u64) -> Segment {
@@ -402,6 +495,7 @@ impl Sender {
         self.snd_nxt = self.snd_nxt.max(a.ack);
         self.high_rxt = self.high_rxt.max(a.ack);
         self.sb.advance(a.ack);
+        self.ping.acked(a.ack);
         self.dupacks = 0;
         if a.ack >= self.size {
             self.done = true;
@@ -453,6 +547,9 @@ impl Sender {
 
     fn on_dupack(&mut self, now: Time) {
         self.dupacks += 1;
+        if !self.cfg.fast_retransmit {
+            return;
+        }
         if self.recovery.is_some() {
             if !self.cfg.sack {
                 // RFC 6582 §3.2 step 4: inflate by one MSS per duplicate.
@@ -519,6 +616,9 @@ impl Sender {
         self.snd_nxt = self.snd_una;
         self.high_rxt = self.snd_una;
         self.force = None;
+        // Go-back-N resends every notified segment anyway.
+        self.notified.clear();
+        self.ping.clear_waiting();
         // RFC 6298 §5.5–5.6: back off and restart.
         self.rtt.on_timeout();
         self.restart_timer(now);
@@ -543,6 +643,9 @@ mod tests {
             initial_rto: Duration::from_us(1000),
             min_rto: Duration::from_us(200),
             max_rto: Duration::from_ms(100),
+            fast_retransmit: true,
+            notice_reduces_window: true,
+            notice_retx_base: Duration::from_us(10),
         }
     }
 
@@ -699,6 +802,39 @@ mod tests {
         assert!(n.done);
         let retx_n = sent_n.iter().filter(|g| g.retx).count();
         assert!(retx_n >= lose.len(), "NewReno retransmitted {retx_n}");
+    }
+
+    #[test]
+    fn notices_resend_at_once_halve_once_per_window_and_throttle_repeats() {
+        let mut s = sender(true, 100 * M);
+        s.w.cwnd = 10 * M;
+        pump(&mut s, t(0));
+        // A notice for segment 3: halve (ssthresh = FlightSize / 2) and
+        // resend it at once, although the flight now exceeds the window.
+        assert_eq!(s.on_notice(t(5), 3 * M), None);
+        assert_eq!(s.w.cwnd, 5 * M);
+        assert_eq!(pump(&mut s, t(5)), vec![3 * M]);
+        // Another drop of the same window: resent, no second reduction.
+        assert_eq!(s.on_notice(t(6), 5 * M), None);
+        assert_eq!(s.w.cwnd, 5 * M);
+        assert_eq!(pump(&mut s, t(6)), vec![5 * M]);
+        // Segment 3 dropped again: its retransmission waits the 10 us base,
+        // then twice that, then four times (ping-pong throttle).
+        assert_eq!(s.on_notice(t(7), 3 * M), Some(t(17)));
+        assert!(pump(&mut s, t(7)).is_empty());
+        assert_eq!(s.release_notified(t(17)), None);
+        assert_eq!(pump(&mut s, t(17)), vec![3 * M]);
+        assert_eq!(s.on_notice(t(20), 3 * M), Some(t(40)));
+        assert_eq!(s.release_notified(t(40)), None);
+        assert_eq!(pump(&mut s, t(40)), vec![3 * M]);
+        assert_eq!(s.on_notice(t(50), 3 * M), Some(t(90)));
+        assert_eq!(s.notice_count(3 * M), 4);
+        assert_eq!(s.stats.notice_reductions, 1);
+        // Acknowledged data is forgotten; a notice for it does nothing.
+        s.on_ack(t(60), ack(4 * M, None, t(0)));
+        assert_eq!(s.notice_count(3 * M), 0);
+        assert_eq!(s.on_notice(t(61), 3 * M), None);
+        assert_eq!(s.stats.notices, 5);
     }
 
     #[test]
