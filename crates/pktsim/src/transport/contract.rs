@@ -234,6 +234,25 @@ impl Ctx<'_> {
         p
     }
 
+    /// A control packet of flow `f` (request, token, credit, grant, ACK) of
+    /// `size` bytes from `src` to `dst`: class 0 and priority 0, so that
+    /// control goes ahead of data, timestamped now. The one place every
+    /// transport makes its control packets.
+    pub fn control_packet(
+        &self,
+        f: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        size: u32,
+        header: Header,
+    ) -> Packet {
+        let mut p = Packet::new(f, src, dst, size, PacketKind::Control, header);
+        p.class = 0;
+        p.prio = 0;
+        p.sent_at = self.now;
+        p
+    }
+
     /// Data bytes of flow `f` queued in its sender's NIC (not yet on the wire).
     #[inline]
     pub fn nic_flow_bytes(&self, f: FlowId) -> u64 {

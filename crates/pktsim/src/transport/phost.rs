@@ -28,7 +28,7 @@
 //! levels, control first, then short-flow data, then long-flow data).
 
 use crate::error::{Error, Result};
-use crate::net::packet::{FlowId, Header, NodeId, Packet, PacketKind};
+use crate::net::packet::{FlowId, Header, NodeId, Packet};
 use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
 use crate::transport::host::packet_bitmap::PacketBitmap;
@@ -272,18 +272,13 @@ impl Phost {
     }
 
     fn ctrl(ctx: &Ctx, f: FlowId, src: NodeId, dst: NodeId, kind: u8, a: u64, b: u32) -> Packet {
-        let mut p = Packet::new(
+        ctx.control_packet(
             f,
             src,
             dst,
             ctx.format().header,
-            PacketKind::Control,
             Header::Ctrl { kind, a, b },
-        );
-        p.class = 0;
-        p.prio = 0;
-        p.sent_at = ctx.now();
-        p
+        )
     }
 
     fn ensure(&mut self, ctx: &Ctx) {

@@ -3,7 +3,7 @@
 //! simulation and answers every data packet with an ACK that echoes the
 //! data's timestamp and ECN mark.
 
-use crate::packet::{flags, Header, Packet, PacketKind};
+use crate::packet::{flags, Header, Packet};
 use crate::sim::Ctx;
 
 /// Receiver state of one flow.
@@ -32,12 +32,11 @@ impl AckReceiver {
             insert_range(&mut self.ooo, seq, end);
         }
         ctx.set_received(pkt.flow, self.rcv_nxt);
-        let mut ack = Packet::new(
+        let mut ack = ctx.control_packet(
             pkt.flow,
             pkt.dst,
             pkt.src,
             ctx.format().header,
-            PacketKind::Control,
             Header::TcpAck {
                 ack: self.rcv_nxt,
                 sack: 0,

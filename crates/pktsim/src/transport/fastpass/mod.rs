@@ -39,7 +39,7 @@ pub mod epoch;
 
 pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 
-use crate::net::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind};
+use crate::net::packet::{flags, FlowId, Header, NodeId, Packet};
 use crate::sim::{Ctx, Setup, Transport};
 use crate::time::{Duration, Time};
 use crate::transport::host::packet_bitmap::PacketBitmap;
@@ -257,7 +257,7 @@ pub(crate) fn n_packets(size: u64, mss: u32) -> u32 {
     size.div_ceil(mss as u64).max(1) as u32
 }
 
-/// A control packet of `size` bytes: class 0, priority 0.
+/// A Fastpass control packet of `size` bytes ([`Ctx::control_packet`]).
 pub(crate) fn ctrl(
     ctx: &Ctx,
     f: FlowId,
@@ -267,18 +267,7 @@ pub(crate) fn ctrl(
     kind: u8,
     a: u64,
 ) -> Packet {
-    let mut p = Packet::new(
-        f,
-        src,
-        dst,
-        size,
-        PacketKind::Control,
-        Header::Ctrl { kind, a, b: 0 },
-    );
-    p.class = 0;
-    p.prio = 0;
-    p.sent_at = ctx.now();
-    p
+    ctx.control_packet(f, src, dst, size, Header::Ctrl { kind, a, b: 0 })
 }
 
 /// Fastpass with an arbiter host, for every host and flow of a run.
