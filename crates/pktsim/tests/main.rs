@@ -2,6 +2,7 @@
 
 mod canary;
 mod common;
+mod credit;
 mod fastlane;
 mod fastpass;
 mod golden;

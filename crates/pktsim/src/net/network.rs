@@ -220,8 +220,8 @@ impl Network {
                 let limit = l.buffer.unwrap_or(default_limit);
                 let queue = match &params.fastlane {
                     // FastLane: every switch port gets a notice lane.
-                    Some(f) if !from_host => f.lane(qcfg.build(), l.rate, limit),
-                    _ => qcfg.build(),
+                    Some(f) if !from_host => f.lane(qcfg.build_for_link(l.rate), l.rate, limit),
+                    _ => qcfg.build_for_link(l.rate),
                 };
                 // Only switch ports: host NICs must report when they run dry
                 // to transports that pull (see `nic_pull`).

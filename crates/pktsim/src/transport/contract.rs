@@ -122,6 +122,14 @@ impl<'a> Setup<'a> {
     pub fn attached_switch(&self, host: NodeId) -> NodeId {
         self.net.ports[self.net.nic(host).idx()].peer
     }
+    /// One-way propagation delay along the first shortest path from host
+    /// `src` to host `dst` (sum of the links' delays; no serialization).
+    pub fn path_delay(&self, src: NodeId, dst: NodeId) -> Duration {
+        self.net
+            .path(src, dst)
+            .iter()
+            .fold(Duration::ZERO, |d, p| d + self.net.ports[p.idx()].delay)
+    }
     /// The transport's own random stream `purpose`, instance `index` (e.g.
     /// one per host): named `transport.<protocol>.<purpose>` and seeded from
     /// the run seed, so a protocol's draws never shift those of the

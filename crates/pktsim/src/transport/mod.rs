@@ -4,6 +4,7 @@
 //! one line (see `docs/extending.md`).
 
 pub mod contract;
+pub mod credit;
 pub mod fastpass;
 pub mod host;
 pub mod pfabric;
@@ -15,6 +16,7 @@ pub mod tcp;
 /// DCTCP's estimator and controller (kept at its old path).
 pub use tcp::dctcp;
 
+pub use credit::{ExpressPassConfig, FlashPassConfig};
 pub use fastpass::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 pub use pfabric::PfabricConfig;
 pub use phost::PhostConfig;
@@ -159,6 +161,10 @@ registry! {
     Phost(PhostConfig) = "phost",
     /// Fastpass: a central arbiter allocates every packet a timeslot.
     Fastpass(FastpassConfig) = "fastpass",
+    /// ExpressPass: receiver-paced, rate-limited credits (`aeolus = true`: ExpressPass*).
+    Expresspass(ExpressPassConfig) = "expresspass",
+    /// FlashPass: sender-driven emulation, data at T + T_wait (`aeolus = true`: FlashPass*).
+    Flashpass(FlashPassConfig) = "flashpass",
 }
 
 /// Something that runs a simulation with a concrete transport type; lets the

@@ -16,6 +16,7 @@
 
 pub mod aifo;
 pub mod codel;
+pub mod credit_port;
 pub mod ecn;
 pub mod fifo;
 pub mod notice_lane;
@@ -26,10 +27,11 @@ pub mod vertigo;
 
 use crate::metrics::DropReason;
 use crate::packet::Packet;
-use crate::time::{parse_duration, parse_rate, Duration, Time};
+use crate::time::{parse_duration, parse_rate, Duration, Rate, Time};
 
 pub use aifo::AifoQueue;
 pub use codel::CodelQueue;
+pub use credit_port::{CreditPort, CreditPortParams};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use notice_lane::NoticeLane;
@@ -168,6 +170,25 @@ pub enum QueueConfig {
         /// Optional ECN marking threshold in bytes.
         k_bytes: Option<u64>,
     },
+    /// Control, rate-limited credit and data FIFOs of a credit-scheduled
+    /// network (ExpressPass, FlashPass; see [`credit_port`]).
+    CreditPort {
+        /// Credit FIFO rate as a share of the link rate (default
+        /// 84/(84+1538), ExpressPass' credit-to-data ratio).
+        #[serde(default = "d_credit_share")]
+        credit_share: f64,
+        /// Credit FIFO capacity in packets (default 8).
+        #[serde(default = "d_credit_packets")]
+        credit_packets: u32,
+        /// Credit bytes that may leave back to back beyond one (default 168,
+        /// two credits: ExpressPass' `max_tokens_`).
+        #[serde(default = "d_credit_burst")]
+        credit_burst_bytes: u64,
+        /// Non-ECT packets are dropped above this many queued packets
+        /// (default 2, FlashPass' selective-dropping threshold).
+        #[serde(default = "d_selective_drop")]
+        selective_drop_packets: u32,
+    },
 }
 
 fn d_aifo_window() -> u32 {
@@ -178,6 +199,18 @@ fn d_aifo_sample() -> u32 {
 }
 fn d_aifo_k() -> f64 {
     0.1
+}
+fn d_credit_share() -> f64 {
+    84.0 / (84.0 + 1538.0)
+}
+fn d_credit_packets() -> u32 {
+    8
+}
+fn d_credit_burst() -> u64 {
+    168
+}
+fn d_selective_drop() -> u32 {
+    2
 }
 
 fn d_codel_target() -> String {
@@ -207,6 +240,25 @@ impl QueueConfig {
     pub fn validate(&self, field: &str) -> crate::Result<()> {
         match self {
             QueueConfig::DropTail | QueueConfig::Pfabric => Ok(()),
+            QueueConfig::CreditPort {
+                credit_share,
+                credit_packets,
+                ..
+            } => {
+                if !(*credit_share > 0.0 && *credit_share <= 1.0) {
+                    return Err(crate::Error::config(
+                        format!("{field}.credit_share"),
+                        format!("must be in (0, 1], got {credit_share}"),
+                    ));
+                }
+                if *credit_packets == 0 {
+                    return Err(crate::Error::config(
+                        format!("{field}.credit_packets"),
+                        "must be at least 1",
+                    ));
+                }
+                Ok(())
+            }
             QueueConfig::Codel { target, interval } => {
                 codel_times(target, interval, field).map(|_| ())
             }
@@ -281,9 +333,35 @@ impl QueueConfig {
         }
     }
 
-    /// Build an empty queue. Call [`QueueConfig::validate`] first.
+    /// Build an empty queue for a port whose link runs at `link` (credit
+    /// ports size their credit rate from it). Call
+    /// [`QueueConfig::validate`] first.
+    pub fn build_for_link(&self, link: Rate) -> Queue {
+        match self {
+            QueueConfig::CreditPort {
+                credit_share,
+                credit_packets,
+                credit_burst_bytes,
+                selective_drop_packets,
+            } => {
+                let bps = (link.bps() as f64 * credit_share).round().max(1.0) as u64;
+                Queue::CreditPort(Box::new(CreditPort::new(CreditPortParams {
+                    credit_rate: Rate::from_bps(bps).unwrap_or(link),
+                    credit_packets: *credit_packets,
+                    credit_burst_bytes: *credit_burst_bytes,
+                    selective_drop_packets: *selective_drop_packets,
+                })))
+            }
+            _ => self.build(),
+        }
+    }
+
+    /// Build an empty queue. Call [`QueueConfig::validate`] first. A credit
+    /// port built here assumes a 10 Gbit/s link: ports use
+    /// [`QueueConfig::build_for_link`].
     pub fn build(&self) -> Queue {
         match self {
+            QueueConfig::CreditPort { .. } => self.build_for_link(Rate::gbps(10)),
             QueueConfig::DropTail => Queue::Fifo(FifoQueue::new(1, None)),
             QueueConfig::Ecn { k_packets, k_bytes } => Queue::Fifo(FifoQueue::new(
                 1,
@@ -358,6 +436,8 @@ pub enum Queue {
     Vertigo(VertigoQueue),
     /// FastLane's notice lane in front of another discipline.
     NoticeLane(Box<NoticeLane>),
+    /// Control, rate-limited credit and data FIFOs.
+    CreditPort(Box<CreditPort>),
 }
 
 macro_rules! dispatch {
@@ -370,6 +450,7 @@ macro_rules! dispatch {
             Queue::Aifo($q) => $e,
             Queue::Vertigo($q) => $e,
             Queue::NoticeLane($q) => $e,
+            Queue::CreditPort($q) => $e,
         }
     };
 }

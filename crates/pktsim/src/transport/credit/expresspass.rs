@@ -1,0 +1,251 @@
+//! ExpressPass (Cho, Jang, Han, SIGCOMM 2017): the receiver paces credits
+//! to the sender, every port lets credits through at ≈5 % of its link rate
+//! (see [`crate::net::queue::credit_port`]) and drops the excess from an
+//! 8-credit queue, and each credit that reaches the sender releases one MTU
+//! of data on the credit's path (symmetric ECMP). The receiver adapts its
+//! credit rate to the credit loss it sees, once per RTT (spec
+//! `expresspass.md` §1.5, from the ns-2 code `xpass.cc`):
+//!
+//! - loss = credits dropped / credits sent over the last period, dropped ones
+//!   found as gaps in the credit sequence numbers that data echo;
+//! - target = (1 − rate/max) · `target_loss` (1/8);
+//! - loss above target: rate ← the credit rate that got through · (1 +
+//!   target), never more than before; w ← max(w/2, w_min);
+//! - else: w ← min(w + 0.05, w_max) after two increases in a row;
+//!   rate ← w · max + (1 − w) · rate;
+//! - rate clamped to [one credit per RTT, max].
+//!
+//! Credits are spaced by their size at the current rate times (1 + U[−j, j])
+//! (jitter j = 0.1), which breaks the phase-locking of many synchronous
+//! credit streams.
+
+use super::{CreditCommon, CreditConfigCommon, CreditTransport, Design};
+use crate::error::{Error, Result};
+use crate::time::{Duration, Time};
+use crate::transport::{ProtocolConfig, SimSetup};
+use serde::{Deserialize, Serialize};
+
+/// ExpressPass' controller parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XpassParams {
+    /// Initial credit rate as a fraction of the maximum.
+    pub alpha: f64,
+    /// Initial aggressiveness w.
+    pub w_init: f64,
+    /// Smallest w.
+    pub w_min: f64,
+    /// Largest w.
+    pub w_max: f64,
+    /// Target loss at rate 0 (scaled down linearly to 0 at the maximum).
+    pub target_loss: f64,
+}
+
+/// `protocol = "expresspass"`: ExpressPass, with Aeolus when `aeolus = true`
+/// (ExpressPass*). Use with `switch_queue = host_queue = { kind = "credit_port" }`
+/// and `load_balancing = "symmetric_ecmp"`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExpressPassConfig {
+    /// Initial credit rate / maximum (ns-2 default 0.5; the paper 1/16).
+    pub alpha: f64,
+    /// Initial w (ns-2 default 0.5; the paper 1/16).
+    pub w_init: f64,
+    /// Smallest w.
+    pub w_min: f64,
+    /// Largest w.
+    pub w_max: f64,
+    /// Target loss scaling.
+    pub target_loss: f64,
+    /// Settings shared with FlashPass.
+    #[serde(flatten)]
+    pub common: CreditConfigCommon,
+}
+
+impl Default for ExpressPassConfig {
+    /// The ns-2 code's defaults (`ns-default.tcl`), which the FlashPass paper
+    /// ran ("default parameters").
+    fn default() -> Self {
+        ExpressPassConfig {
+            alpha: 0.5,
+            w_init: 0.5,
+            w_min: 0.01,
+            w_max: 0.5,
+            target_loss: 0.125,
+            common: CreditConfigCommon::default(),
+        }
+    }
+}
+
+impl ExpressPassConfig {
+    /// Validate into parameters.
+    pub fn params(&self) -> Result<(XpassParams, CreditCommon)> {
+        for (v, f) in [
+            (self.alpha, "alpha"),
+            (self.w_init, "w_init"),
+            (self.w_min, "w_min"),
+            (self.w_max, "w_max"),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(Error::config(
+                    format!("transport.{f}"),
+                    format!("must be in (0, 1], got {v}"),
+                ));
+            }
+        }
+        if !(0.0..1.0).contains(&self.target_loss) {
+            return Err(Error::config(
+                "transport.target_loss",
+                format!("must be in [0, 1), got {}", self.target_loss),
+            ));
+        }
+        if self.w_min > self.w_max {
+            return Err(Error::config("transport.w_min", "must not exceed w_max"));
+        }
+        Ok((
+            XpassParams {
+                alpha: self.alpha,
+                w_init: self.w_init,
+                w_min: self.w_min,
+                w_max: self.w_max,
+                target_loss: self.target_loss,
+            },
+            self.common.params()?,
+        ))
+    }
+}
+
+impl ProtocolConfig for ExpressPassConfig {
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        let (xp, common) = self.params()?;
+        Ok(setup.run(CreditTransport::new(Design::ExpressPass(xp), common)))
+    }
+}
+
+/// The receiver's credit loop of one flow.
+#[derive(Clone, Debug, Default)]
+pub struct CreditLoop {
+    /// Whether credits are being sent.
+    pub on: bool,
+    /// Credit rate in bit/s.
+    pub rate: f64,
+    /// Largest credit rate in bit/s.
+    pub max_rate: f64,
+    w: f64,
+    /// RTT estimate (EWMA of data arrival − echoed credit time).
+    pub rtt: Duration,
+    period_start: Time,
+    /// Sequence number of the last credit sent.
+    pub seq: u32,
+    last_echo: u32,
+    dropped: u32,
+    received: u32,
+    increasing: bool,
+    /// Time of the pending pacing timer, if any.
+    pub timer_at: Option<Time>,
+}
+
+impl CreditLoop {
+    /// Start (or restart) sending credits at `now`.
+    pub fn start(&mut self, p: &XpassParams, max_rate: f64, rtt: Duration, now: Time) {
+        self.on = true;
+        self.max_rate = max_rate;
+        if self.rate == 0.0 {
+            self.rate = p.alpha * max_rate;
+            self.w = p.w_init;
+        }
+        if self.rtt == Duration::ZERO {
+            self.rtt = rtt;
+        }
+        self.period_start = now;
+        self.dropped = 0;
+        self.received = 0;
+    }
+
+    /// A data packet echoed credit `seq` after `sample` (now − credit time).
+    pub fn on_echo(&mut self, seq: u32, sample: Duration) {
+        if seq == 0 {
+            return; // unscheduled data: no credit
+        }
+        if seq > self.last_echo {
+            self.dropped += seq - self.last_echo - 1;
+            self.received += 1;
+            self.last_echo = seq;
+        }
+        // EWMA 0.8/0.2, as `xpass.cc`.
+        self.rtt = Duration((self.rtt.ps() * 4 + sample.ps()) / 5);
+    }
+
+    /// Run the feedback controller if a period (one RTT) has passed.
+    pub fn feedback(&mut self, p: &XpassParams, credit_bits: f64, now: Time) {
+        let period = now - self.period_start;
+        if period < self.rtt || period == Duration::ZERO {
+            return;
+        }
+        let total = self.dropped + self.received;
+        if total > 0 {
+            let loss = self.dropped as f64 / total as f64;
+            let target = (1.0 - self.rate / self.max_rate) * p.target_loss;
+            if loss > target {
+                let got = credit_bits * self.received as f64 / period.as_secs_f64();
+                self.rate = self.rate.min(got * (1.0 + target));
+                self.w = (self.w / 2.0).max(p.w_min);
+                self.increasing = false;
+            } else {
+                if self.increasing {
+                    self.w = (self.w + 0.05).min(p.w_max);
+                }
+                self.rate = self.w * self.max_rate + (1.0 - self.w) * self.rate;
+                self.increasing = true;
+            }
+        }
+        let floor = credit_bits / self.rtt.as_secs_f64().max(1e-9);
+        self.rate = self.rate.clamp(floor.min(self.max_rate), self.max_rate);
+        self.period_start = now;
+        self.dropped = 0;
+        self.received = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> XpassParams {
+        let (p, _) = ExpressPassConfig::default().params().unwrap();
+        p
+    }
+
+    #[test]
+    fn loss_above_target_cuts_the_rate_to_what_got_through() {
+        let p = params();
+        let mut c = CreditLoop::default();
+        let max = 518e6;
+        c.start(&p, max, Duration::from_ms(1), Time::ZERO);
+        assert_eq!(c.rate, 0.5 * max);
+        // 100 credits echoed, 100 lost, over 1 ms.
+        for i in 0..100 {
+            c.on_echo(2 * i + 2, Duration::from_ms(1));
+        }
+        c.feedback(&p, 672.0, Time::ZERO + Duration::from_ms(1));
+        let got = 672.0 * 100.0 / 1e-3;
+        let target = 0.5 * 0.125;
+        assert!((c.rate - got * (1.0 + target)).abs() < 1.0, "{}", c.rate);
+    }
+
+    #[test]
+    fn no_loss_raises_the_rate_towards_the_maximum() {
+        let p = params();
+        let mut c = CreditLoop::default();
+        let max = 518e6;
+        c.start(&p, max, Duration::from_ms(1), Time::ZERO);
+        let mut t = Time::ZERO;
+        for k in 0..20u32 {
+            for i in 0..10 {
+                c.on_echo(k * 10 + i + 1, Duration::from_ms(1));
+            }
+            t += Duration::from_ms(1);
+            c.feedback(&p, 672.0, t);
+        }
+        assert!(c.rate > 0.999 * max && c.rate <= max, "{}", c.rate);
+    }
+}

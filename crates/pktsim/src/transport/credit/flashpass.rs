@@ -1,0 +1,278 @@
+//! FlashPass (Zeng et al., ICNP 2021): sender-driven emulation for
+//! shallow-buffered WANs (spec `flashpass-paper.md` §1).
+//!
+//! The sender emits 84 B *emulation packets* forward, carrying their send
+//! time T, through a rate-limited emulation queue at every port (the credit
+//! FIFO of [`crate::net::queue::credit_port`], ≈5 % of the link, 8
+//! packets). The receiver returns one credit per surviving emulation packet,
+//! echoing T, on a high-priority queue. The sender puts the data packet of a
+//! credit on the wire at exactly T + T_wait (*send time calibration*,
+//! §III-B): every data packet then crosses every link T_wait after its
+//! emulation packet did, whatever each flow's RTT, so the data reproduce the
+//! rate-limited emulation pattern at every bottleneck. T_wait must exceed the
+//! largest RTT; by default it is the largest base RTT of the run's flows plus
+//! a margin for the emulation and data queues.
+//!
+//! Emulation rate (Algorithm 1, a loss-based MIMD loop per flow, once per
+//! RTT): starting at the maximum (the emulation share of the sender's line
+//! rate), loss = lost / (lost + credits) over the last RTT; above
+//! `max_target_loss` (10 %) rate ← rate · (1 − loss) · (1 + `min_target_loss`);
+//! below `min_target_loss` (1 %) rate ← rate · (1 + `max_target_loss`); capped
+//! at the maximum. Emulation packets come back in order on one path, so a
+//! gap in the echoed sequence numbers is a loss; one not answered within
+//! T_wait is lost too.
+//!
+//! Over-provisioning (§III-C): the sender never stops emulating while data
+//! remain uncovered by credits, but once the emulation packets in flight are
+//! expected to cover the rest (E_out · (1 − max_target_loss) ≥ uncovered
+//! packets, Eq. 2) new ones go out *over-provisioned*: non-ECT, which the
+//! emulation queue drops above 2 packets. With `over_provisioning = false`
+//! every emulation packet is ordinary.
+
+use super::{CreditCommon, CreditConfigCommon, CreditTransport, Design};
+use crate::error::{Error, Result};
+use crate::time::{parse_duration, Duration, Time};
+use crate::transport::{ProtocolConfig, SimSetup};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// FlashPass' parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlashPassParams {
+    /// Loss below which the emulation rate grows.
+    pub min_target_loss: f64,
+    /// Loss above which it shrinks.
+    pub max_target_loss: f64,
+    /// Fixed T_wait (`None`: the run's largest base RTT plus `t_wait_margin`).
+    pub t_wait: Option<Duration>,
+    /// Added to the largest base RTT for the automatic T_wait.
+    pub t_wait_margin: Duration,
+    /// Tag emulation packets beyond the remaining demand over-provisioned.
+    pub over_provisioning: bool,
+}
+
+/// `protocol = "flashpass"`: FlashPass, with Aeolus when `aeolus = true`
+/// (FlashPass*). Use with `switch_queue = host_queue = { kind = "credit_port" }`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlashPassConfig {
+    /// Algorithm 1's lower target (default 0.01).
+    pub min_target_loss: f64,
+    /// Algorithm 1's upper target (default 0.10).
+    pub max_target_loss: f64,
+    /// T_wait, e.g. `"80ms"` (default: largest base RTT plus the margin).
+    pub t_wait: Option<String>,
+    /// Margin of the automatic T_wait (default `"1ms"`).
+    pub t_wait_margin: String,
+    /// Credit over-provisioning with selective dropping (default on).
+    pub over_provisioning: bool,
+    /// Settings shared with ExpressPass.
+    #[serde(flatten)]
+    pub common: CreditConfigCommon,
+}
+
+impl Default for FlashPassConfig {
+    /// The paper's values (§IV-A).
+    fn default() -> Self {
+        FlashPassConfig {
+            min_target_loss: 0.01,
+            max_target_loss: 0.10,
+            t_wait: None,
+            t_wait_margin: "1ms".into(),
+            over_provisioning: true,
+            common: CreditConfigCommon::default(),
+        }
+    }
+}
+
+impl FlashPassConfig {
+    /// Validate into parameters.
+    pub fn params(&self) -> Result<(FlashPassParams, CreditCommon)> {
+        if !(0.0 <= self.min_target_loss
+            && self.min_target_loss <= self.max_target_loss
+            && self.max_target_loss < 1.0)
+        {
+            return Err(Error::config(
+                "transport.max_target_loss",
+                "need 0 <= min_target_loss <= max_target_loss < 1",
+            ));
+        }
+        let dur = |s: &str, f: &str| {
+            parse_duration(s).map_err(|m| Error::config(format!("transport.{f}"), m))
+        };
+        let t_wait = match &self.t_wait {
+            Some(s) => Some(dur(s, "t_wait")?),
+            None => None,
+        };
+        Ok((
+            FlashPassParams {
+                min_target_loss: self.min_target_loss,
+                max_target_loss: self.max_target_loss,
+                t_wait,
+                t_wait_margin: dur(&self.t_wait_margin, "t_wait_margin")?,
+                over_provisioning: self.over_provisioning,
+            },
+            self.common.params()?,
+        ))
+    }
+}
+
+impl ProtocolConfig for FlashPassConfig {
+    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
+        let (fp, common) = self.params()?;
+        Ok(setup.run(CreditTransport::new(Design::FlashPass(fp), common)))
+    }
+}
+
+/// The sender's emulation state of one flow.
+#[derive(Clone, Debug, Default)]
+pub struct Emulation {
+    /// Emulation rate in bit/s.
+    pub rate: f64,
+    /// Largest emulation rate in bit/s.
+    pub max_rate: f64,
+    /// Sequence number of the next emulation packet.
+    pub next_seq: u32,
+    /// Lowest sequence number still in flight.
+    first_out: u32,
+    /// Send times of the packets in flight (`first_out..next_seq`).
+    out: VecDeque<Time>,
+    /// RTT estimate (credit arrival − echoed T).
+    pub rtt: Duration,
+    period_start: Time,
+    credits: u32,
+    lost: u32,
+    /// Time of the pending pacing timer, if any.
+    pub timer_at: Option<Time>,
+    /// Losses inferred (gaps and timeouts), for counters.
+    pub lost_total: u64,
+}
+
+impl Emulation {
+    /// Start a flow's emulation at the maximum rate (Algorithm 1's init).
+    pub fn start(&mut self, max_rate: f64, rtt: Duration, now: Time) {
+        self.max_rate = max_rate;
+        self.rate = max_rate;
+        self.rtt = rtt;
+        self.period_start = now;
+    }
+
+    /// Emulation packets in flight (E_out).
+    pub fn in_flight(&self) -> u32 {
+        self.out.len() as u32
+    }
+
+    /// Record emulation packet `next_seq` sent at `now`; returns its sequence.
+    pub fn note_sent(&mut self, now: Time) -> u32 {
+        self.out.push_back(now);
+        self.next_seq += 1;
+        self.next_seq - 1
+    }
+
+    /// Count packets sent before `deadline` that are still unanswered as lost.
+    pub fn expire(&mut self, deadline: Time) {
+        while self.out.front().is_some_and(|&t| t < deadline) {
+            self.out.pop_front();
+            self.first_out += 1;
+            self.lost += 1;
+            self.lost_total += 1;
+        }
+    }
+
+    /// A credit for emulation packet `seq` sent at `sent`, arriving `now`.
+    pub fn on_credit(&mut self, seq: u32, sent: Time, now: Time) {
+        while self.first_out <= seq && !self.out.is_empty() {
+            self.out.pop_front();
+            if self.first_out < seq {
+                self.lost += 1;
+                self.lost_total += 1;
+            } else {
+                self.credits += 1;
+            }
+            self.first_out += 1;
+        }
+        let sample = now - sent;
+        self.rtt = Duration((self.rtt.ps() * 7 + sample.ps()) / 8);
+    }
+
+    /// Algorithm 1, once per RTT.
+    pub fn control(&mut self, p: &FlashPassParams, credit_bits: f64, now: Time) {
+        if now - self.period_start < self.rtt {
+            return;
+        }
+        let total = self.credits + self.lost;
+        if total > 0 {
+            let loss = self.lost as f64 / total as f64;
+            if loss > p.max_target_loss {
+                self.rate *= (1.0 - loss) * (1.0 + p.min_target_loss);
+            } else if loss < p.min_target_loss {
+                self.rate *= 1.0 + p.max_target_loss;
+            }
+            let floor = credit_bits / self.rtt.as_secs_f64().max(1e-9);
+            self.rate = self.rate.clamp(floor.min(self.max_rate), self.max_rate);
+        }
+        self.period_start = now;
+        self.credits = 0;
+        self.lost = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> FlashPassParams {
+        FlashPassConfig::default().params().unwrap().0
+    }
+
+    #[test]
+    fn algorithm_1_cuts_above_ten_percent_and_grows_below_one() {
+        let p = params();
+        let mut e = Emulation::default();
+        let ms = Duration::from_ms(1);
+        e.start(1e9, ms, Time::ZERO);
+        e.rate = 5e8;
+        // 20 sent, every other one lost: loss 50 %.
+        for _ in 0..20 {
+            e.note_sent(Time::ZERO);
+        }
+        for s in (1..20).step_by(2) {
+            e.on_credit(s, Time::ZERO, Time::ZERO + ms);
+        }
+        e.control(&p, 672.0, Time::ZERO + ms);
+        assert!((e.rate - 5e8 * 0.5 * 1.01).abs() < 1e-6, "{}", e.rate);
+        // Next RTT: no loss, +10 %.
+        for _ in 0..10 {
+            e.note_sent(Time::ZERO + ms);
+        }
+        for s in 20..30 {
+            e.on_credit(s, Time::ZERO + ms, Time::ZERO + ms.times(2));
+        }
+        e.control(&p, 672.0, Time::ZERO + ms.times(2));
+        assert!((e.rate - 5e8 * 0.5 * 1.01 * 1.1).abs() < 1e-6, "{}", e.rate);
+        // 5 % loss is inside the band: unchanged.
+        let before = e.rate;
+        for _ in 0..20 {
+            e.note_sent(Time::ZERO + ms.times(2));
+        }
+        for s in 31..50 {
+            e.on_credit(s, Time::ZERO + ms.times(2), Time::ZERO + ms.times(3));
+        }
+        e.control(&p, 672.0, Time::ZERO + ms.times(3));
+        assert_eq!(e.rate, before);
+        assert_eq!(e.in_flight(), 0);
+    }
+
+    #[test]
+    fn unanswered_emulation_expires_as_loss() {
+        let mut e = Emulation::default();
+        e.start(1e6, Duration::from_ms(1), Time::ZERO);
+        e.note_sent(Time::ZERO);
+        e.note_sent(Time::ZERO + Duration::from_ms(5));
+        e.expire(Time::ZERO + Duration::from_ms(1));
+        assert_eq!((e.in_flight(), e.lost_total), (1, 1));
+        // A late credit of the expired one changes nothing.
+        e.on_credit(0, Time::ZERO, Time::ZERO + Duration::from_ms(9));
+        assert_eq!(e.in_flight(), 1);
+    }
+}
