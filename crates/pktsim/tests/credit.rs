@@ -341,3 +341,89 @@ fn send_time_calibration_prevents_the_data_crash() {
         "uncalibrated queue {crash_queue} packets"
     );
 }
+
+/// The FlashPass paper's 3-DC WAN (Fig. 13) at CI size: 3 hosts per DC on
+/// 1 Gbit/s, WAN links 10 Gbit/s with one-way 40/30/20 ms, 20 KB per port
+/// per Gbit/s, flows between DCs with sizes from a small stand-in CDF.
+fn small_wan(proto: &str) -> String {
+    let hosts: Vec<String> = (1..=3)
+        .flat_map(|d| (0..3).map(move |i| format!("dc{d}h{i}")))
+        .collect();
+    let mut links: Vec<String> = hosts
+        .iter()
+        .map(|h| {
+            format!(
+                "{{ a = \"{h}\", b = \"dc{}\", rate = \"1Gbps\", delay = \"10us\" }}",
+                &h[2..3]
+            )
+        })
+        .collect();
+    for (a, b, d) in [(1, 2, "40ms"), (1, 3, "30ms"), (2, 3, "20ms")] {
+        links.push(format!(
+            "{{ a = \"dc{a}\", b = \"dc{b}\", rate = \"10Gbps\", delay = \"{d}\", buffer_bytes = 200000 }}"
+        ));
+    }
+    let queue = if proto == "cubic" {
+        "drop_tail"
+    } else {
+        "credit_port"
+    };
+    format!(
+        r#"
+[topology]
+kind = "explicit"
+hosts = [{}]
+switches = ["dc1", "dc2", "dc3"]
+links = [
+  {}
+]
+[network]
+mss = 1460
+header_bytes = 78
+switch_queue = {{ kind = "{queue}" }}
+host_queue = {{ kind = "{queue}" }}
+switch_buffer_bytes = 20000
+{}
+[[workload]]
+kind = "poisson"
+cdf = "tests/data/wan_small.cdf"
+load = 0.5
+flows = 60
+group_size = 3
+[run]
+time_limit = "10s"
+"#,
+        hosts
+            .iter()
+            .map(|h| format!("\"{h}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+        links.join(",\n  "),
+        transport(proto)
+    )
+}
+
+fn mean_fct_ms(out: &RunOutput) -> f64 {
+    let fcts: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|f| (f.finish.expect("every flow finishes") - f.start).as_secs_f64() * 1e3)
+        .collect();
+    fcts.iter().sum::<f64>() / fcts.len() as f64
+}
+
+#[test]
+fn on_the_small_wan_flashpass_star_beats_cubic() {
+    let cubic = run(&small_wan("cubic"));
+    let fp = run(&small_wan("flashpass*"));
+    let (c, f) = (mean_fct_ms(&cubic), mean_fct_ms(&fp));
+    // The paper's direction (Fig. 11/12: −28.5 % to −32 % overall); at this
+    // size only the direction and a clear margin are asserted.
+    assert!(f < 0.9 * c, "FlashPass* {f:.1} ms vs Cubic {c:.1} ms");
+    // Most of its drops are Aeolus' unscheduled packets (on a WAN one BDP
+    // is the whole flow), dropped selectively; data overflowing the 20 KB
+    // host-port buffers stay rare.
+    let c0 = &fp.counters;
+    let overflow = c0.dropped_total(0) - c0.dropped[0][3];
+    assert!(overflow * 50 < c0.sent[0], "{c0:?}");
+}

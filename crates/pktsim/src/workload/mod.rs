@@ -87,6 +87,11 @@ pub enum WorkloadConfig {
         /// Send every flow to this host (sources uniform among the others);
         /// `load` is then the fraction of its link. Default: all-to-all.
         receiver: Option<u32>,
+        /// Hosts form groups of this many consecutive ids (e.g. one per
+        /// datacenter) and every flow crosses groups: the destination is
+        /// uniform among the hosts outside the source's group.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group_size: Option<u32>,
         /// Tag of these flows (default: the kind).
         tag: Option<String>,
     },
@@ -386,6 +391,7 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 duration,
                 start,
                 receiver,
+                group_size,
                 ..
             } => poisson::generate(
                 &g,
@@ -395,6 +401,7 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 duration.as_deref(),
                 start,
                 *receiver,
+                *group_size,
             )?,
             WorkloadConfig::Incast {
                 senders,

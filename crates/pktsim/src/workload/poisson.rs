@@ -13,6 +13,11 @@
 //! `λ = load · host_rate / (8 · E[wire bytes])`. This is one bottleneck fed
 //! by Poisson flows, the M/G/1 setting of the flow-level references
 //! (`metrics::reference`).
+//!
+//! With `group_size = k` (and no receiver), hosts form groups of `k`
+//! consecutive ids and the destination is uniform among the hosts outside
+//! the source's group (FlashPass' WAN: every flow goes between two
+//! datacenters). The same λ offers each host `load` of its link.
 
 use super::{Cdf, Gen, RawFlow};
 use crate::error::Result;
@@ -28,6 +33,7 @@ pub fn generate(
     duration: Option<&str>,
     start: &Option<String>,
     receiver: Option<u32>,
+    group_size: Option<u32>,
 ) -> Result<Vec<RawFlow>> {
     if !(load > 0.0 && load < 1.0) {
         return Err(g.err("load", format!("must be in (0, 1), got {load}")));
@@ -49,6 +55,17 @@ pub fn generate(
     let t0 = g.start(start)?;
     let n = g.env.n_hosts as u64;
     let receiver = receiver.map(|r| g.host(r, "receiver")).transpose()?;
+    if let Some(k) = group_size {
+        if receiver.is_some() {
+            return Err(g.err("group_size", "give group_size or receiver, not both"));
+        }
+        if k == 0 || n % k as u64 != 0 || k as u64 >= n {
+            return Err(g.err(
+                "group_size",
+                format!("must divide the {n} hosts into at least two groups, got {k}"),
+            ));
+        }
+    }
     // Mean wire bytes: payload plus headers, estimated from the CDF's mean
     // payload and mean packet count (exact for whole-packet sizes).
     let mean_wire = g.wire_bytes(cdf.mean());
@@ -79,6 +96,17 @@ pub fn generate(
             }
         }
         let (src, dst) = match receiver {
+            None if group_size.is_some() => {
+                let k = group_size.unwrap_or(1) as u64;
+                let src = hosts.below(n);
+                // Uniform among the n − k hosts of the other groups.
+                let first = src / k * k;
+                let mut dst = hosts.below(n - k);
+                if dst >= first {
+                    dst += k;
+                }
+                (src, dst)
+            }
             None => {
                 let src = hosts.below(n);
                 // Uniform among the other n − 1 hosts.
@@ -134,7 +162,7 @@ mod tests {
         let names: Vec<String> = (0..144).map(|i| format!("h{i}")).collect();
         let e = env(144, &names);
         let g = Gen { env: &e, index: 0 };
-        let flows = generate(&g, "websearch", 0.6, Some(20_000), None, &None, None).unwrap();
+        let flows = generate(&g, "websearch", 0.6, Some(20_000), None, &None, None, None).unwrap();
         assert_eq!(flows.len(), 20_000);
         let span = flows.last().unwrap().3.as_secs_f64();
         let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
@@ -150,7 +178,7 @@ mod tests {
         let e = env(4, &names);
         let g = Gen { env: &e, index: 2 };
         for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
-            let err = generate(&g, "websearch", bad, Some(10), None, &None, None)
+            let err = generate(&g, "websearch", bad, Some(10), None, &None, None, None)
                 .unwrap_err()
                 .to_string();
             assert!(err.starts_with("workload[2].load"), "{err}");
@@ -162,7 +190,7 @@ mod tests {
         let names: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
         let e = env(4, &names);
         let g = Gen { env: &e, index: 0 };
-        let err = generate(&g, "websearch", 1e-12, Some(2000), None, &None, None)
+        let err = generate(&g, "websearch", 1e-12, Some(2000), None, &None, None, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -184,6 +212,7 @@ mod tests {
             Some("1ms"),
             &Some("10us".into()),
             None,
+            None,
         )
         .unwrap();
         assert!(!f.is_empty());
@@ -197,7 +226,17 @@ mod tests {
         let names: Vec<String> = (0..17).map(|i| format!("h{i}")).collect();
         let e = env(17, &names);
         let g = Gen { env: &e, index: 0 };
-        let flows = generate(&g, "websearch", 0.5, Some(20_000), None, &None, Some(16)).unwrap();
+        let flows = generate(
+            &g,
+            "websearch",
+            0.5,
+            Some(20_000),
+            None,
+            &None,
+            Some(16),
+            None,
+        )
+        .unwrap();
         assert!(flows.iter().all(|f| f.1 == NodeId(16) && f.0 != NodeId(16)));
         // Every other host sends.
         assert!((0..16).all(|h| flows.iter().any(|f| f.0 == NodeId(h))));
@@ -205,7 +244,32 @@ mod tests {
         let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
         let load = wire * 8.0 / span / 10e9;
         assert!((load - 0.5).abs() < 0.5 * 0.05, "offered load {load}");
-        let err = generate(&g, "websearch", 0.5, Some(10), None, &None, Some(17)).unwrap_err();
+        let err =
+            generate(&g, "websearch", 0.5, Some(10), None, &None, Some(17), None).unwrap_err();
         assert!(err.to_string().starts_with("workload[0].receiver"), "{err}");
+    }
+
+    #[test]
+    fn with_groups_every_flow_crosses_groups_uniformly() {
+        let names: Vec<String> = (0..6).map(|i| format!("h{i}")).collect();
+        let e = env(6, &names);
+        let g = Gen { env: &e, index: 0 };
+        let flows = generate(&g, "websearch", 0.5, Some(6000), None, &None, None, Some(2)).unwrap();
+        assert!(flows.iter().all(|f| f.0 .0 / 2 != f.1 .0 / 2));
+        // Each of the 6 × 4 cross-group pairs gets about 1/24 of the flows.
+        for s in 0..6u32 {
+            for d in (0..6u32).filter(|d| d / 2 != s / 2) {
+                let c = flows
+                    .iter()
+                    .filter(|f| f.0 == NodeId(s) && f.1 == NodeId(d))
+                    .count();
+                assert!((180..320).contains(&c), "{s}->{d}: {c}");
+            }
+        }
+        let err = generate(&g, "websearch", 0.5, Some(10), None, &None, None, Some(4)).unwrap_err();
+        assert!(
+            err.to_string().starts_with("workload[0].group_size"),
+            "{err}"
+        );
     }
 }

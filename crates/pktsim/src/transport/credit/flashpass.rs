@@ -20,7 +20,9 @@
 //! below `min_target_loss` (1 %) rate ← rate · (1 + `max_target_loss`); capped
 //! at the maximum. Emulation packets come back in order on one path, so a
 //! gap in the echoed sequence numbers is a loss; one not answered within
-//! T_wait is lost too.
+//! T_wait is lost too. After a rate change only packets sent at the new
+//! rate are counted, so one congestion episode is not punished twice (the
+//! paper counts "the last RTT"; this is our reading of it).
 //!
 //! Over-provisioning (§III-C): the sender never stops emulating while data
 //! remain uncovered by credits, but once the emulation packets in flight are
@@ -142,6 +144,9 @@ pub struct Emulation {
     period_start: Time,
     credits: u32,
     lost: u32,
+    /// Feedback on packets sent before this sequence number is stale (they
+    /// left before the last rate change) and is not counted.
+    count_from: u32,
     /// Time of the pending pacing timer, if any.
     pub timer_at: Option<Time>,
     /// Losses inferred (gaps and timeouts), for counters.
@@ -173,8 +178,10 @@ impl Emulation {
     pub fn expire(&mut self, deadline: Time) {
         while self.out.front().is_some_and(|&t| t < deadline) {
             self.out.pop_front();
+            if self.first_out >= self.count_from {
+                self.lost += 1;
+            }
             self.first_out += 1;
-            self.lost += 1;
             self.lost_total += 1;
         }
     }
@@ -183,11 +190,12 @@ impl Emulation {
     pub fn on_credit(&mut self, seq: u32, sent: Time, now: Time) {
         while self.first_out <= seq && !self.out.is_empty() {
             self.out.pop_front();
+            let fresh = self.first_out >= self.count_from;
             if self.first_out < seq {
-                self.lost += 1;
+                self.lost += fresh as u32;
                 self.lost_total += 1;
             } else {
-                self.credits += 1;
+                self.credits += fresh as u32;
             }
             self.first_out += 1;
         }
@@ -203,10 +211,16 @@ impl Emulation {
         let total = self.credits + self.lost;
         if total > 0 {
             let loss = self.lost as f64 / total as f64;
+            let before = self.rate;
             if loss > p.max_target_loss {
                 self.rate *= (1.0 - loss) * (1.0 + p.min_target_loss);
             } else if loss < p.min_target_loss {
                 self.rate *= 1.0 + p.max_target_loss;
+            }
+            if self.rate != before {
+                // Judge the new rate on packets sent at it: one RTT of
+                // fresh feedback per step, not the old rate's losses again.
+                self.count_from = self.next_seq;
             }
             let floor = credit_bits / self.rtt.as_secs_f64().max(1e-9);
             self.rate = self.rate.clamp(floor.min(self.max_rate), self.max_rate);
