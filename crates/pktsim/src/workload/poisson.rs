@@ -25,6 +25,7 @@ use crate::net::packet::NodeId;
 use crate::time::{Rate, Time, MAX_DURATION, MAX_DURATION_DAYS, PS_PER_SEC};
 
 /// Generate Poisson flows (see the module docs).
+#[allow(clippy::too_many_arguments)]
 pub fn generate(
     g: &Gen,
     cdf: &str,
