@@ -83,7 +83,7 @@ def dynamic(load, proto, extra="", suffix=""):
             + f'\n[[workload]]\nkind = "poisson"\ncdf = "../../workloads/ali_wan.cdf"\nload = {load}\n'
             f"flows = 200\ngroup_size = {per_dc}\n"
             + '\n[output]\nsize_buckets = [10000000]\n'
-            + '\n[run]\ntime_limit = "20s"\n'
+            + '\n[run]\ntime_limit = "60s"\n'
         )
 
 
