@@ -19,8 +19,8 @@
 //! `max_target_loss` (10 %) rate ← rate · (1 − loss) · (1 + `min_target_loss`);
 //! below `min_target_loss` (1 %) rate ← rate · (1 + `max_target_loss`); capped
 //! at the maximum. Emulation packets come back in order on one path, so a
-//! gap in the echoed sequence numbers is a loss; one not answered within
-//! T_wait is lost too. After a rate change only packets sent at the new
+//! gap in the echoed sequence numbers is a loss; one not answered in time
+//! (below) is lost too. After a rate change only packets sent at the new
 //! rate are counted, so one congestion episode is not punished twice (the
 //! paper counts "the last RTT"; this is our reading of it).
 //!
@@ -28,8 +28,13 @@
 //! remain uncovered by credits, but once the emulation packets in flight are
 //! expected to cover the rest (E_out · (1 − max_target_loss) ≥ uncovered
 //! packets, Eq. 2) new ones go out *over-provisioned*: non-ECT, which the
-//! emulation queue drops above 2 packets. With `over_provisioning = false`
-//! every emulation packet is ordinary.
+//! emulation queue drops above 2 packets. E_out counts the *ordinary*
+//! packets in flight (our reading: over-provisioned ones are best effort,
+//! dropped first, so no credit is expected of them; counting them would
+//! leave a flow whose ordinary packets were lost sending only packets that
+//! congestion drops). With `over_provisioning = false` every emulation
+//! packet is ordinary. A packet not answered within 1.25 RTT + 1 ms (and
+//! T_wait at most) is lost.
 
 use super::{CreditCommon, CreditConfigCommon, CreditTransport, Design};
 use crate::error::{Error, Result};
@@ -137,8 +142,11 @@ pub struct Emulation {
     pub next_seq: u32,
     /// Lowest sequence number still in flight.
     first_out: u32,
-    /// Send times of the packets in flight (`first_out..next_seq`).
-    out: VecDeque<Time>,
+    /// Send times of the packets in flight (`first_out..next_seq`), and
+    /// whether each is ordinary.
+    out: VecDeque<(Time, bool)>,
+    /// Ordinary packets in flight.
+    ordinary_out: u32,
     /// RTT estimate (credit arrival − echoed T).
     pub rtt: Duration,
     period_start: Time,
@@ -162,22 +170,35 @@ impl Emulation {
         self.period_start = now;
     }
 
-    /// Emulation packets in flight (E_out).
+    /// Emulation packets in flight.
     pub fn in_flight(&self) -> u32 {
         self.out.len() as u32
     }
 
-    /// Record emulation packet `next_seq` sent at `now`; returns its sequence.
-    pub fn note_sent(&mut self, now: Time) -> u32 {
-        self.out.push_back(now);
+    /// Ordinary emulation packets in flight (E_out of Eq. 2).
+    pub fn ordinary_in_flight(&self) -> u32 {
+        self.ordinary_out
+    }
+
+    fn pop(&mut self) {
+        if let Some((_, ordinary)) = self.out.pop_front() {
+            self.ordinary_out -= ordinary as u32;
+        }
+    }
+
+    /// Record emulation packet `next_seq` sent at `now`, ordinary or
+    /// over-provisioned; returns its sequence.
+    pub fn note_sent(&mut self, now: Time, ordinary: bool) -> u32 {
+        self.out.push_back((now, ordinary));
+        self.ordinary_out += ordinary as u32;
         self.next_seq += 1;
         self.next_seq - 1
     }
 
     /// Count packets sent before `deadline` that are still unanswered as lost.
     pub fn expire(&mut self, deadline: Time) {
-        while self.out.front().is_some_and(|&t| t < deadline) {
-            self.out.pop_front();
+        while self.out.front().is_some_and(|&(t, _)| t < deadline) {
+            self.pop();
             if self.first_out >= self.count_from {
                 self.lost += 1;
             }
@@ -189,7 +210,7 @@ impl Emulation {
     /// A credit for emulation packet `seq` sent at `sent`, arriving `now`.
     pub fn on_credit(&mut self, seq: u32, sent: Time, now: Time) {
         while self.first_out <= seq && !self.out.is_empty() {
-            self.out.pop_front();
+            self.pop();
             let fresh = self.first_out >= self.count_from;
             if self.first_out < seq {
                 self.lost += fresh as u32;
@@ -248,7 +269,7 @@ mod tests {
         e.rate = 5e8;
         // 20 sent, every other one lost: loss 50 %.
         for _ in 0..20 {
-            e.note_sent(Time::ZERO);
+            e.note_sent(Time::ZERO, true);
         }
         for s in (1..20).step_by(2) {
             e.on_credit(s, Time::ZERO, Time::ZERO + ms);
@@ -257,7 +278,7 @@ mod tests {
         assert!((e.rate - 5e8 * 0.5 * 1.01).abs() < 1e-6, "{}", e.rate);
         // Next RTT: no loss, +10 %.
         for _ in 0..10 {
-            e.note_sent(Time::ZERO + ms);
+            e.note_sent(Time::ZERO + ms, true);
         }
         for s in 20..30 {
             e.on_credit(s, Time::ZERO + ms, Time::ZERO + ms.times(2));
@@ -267,7 +288,7 @@ mod tests {
         // 5 % loss is inside the band: unchanged.
         let before = e.rate;
         for _ in 0..20 {
-            e.note_sent(Time::ZERO + ms.times(2));
+            e.note_sent(Time::ZERO + ms.times(2), true);
         }
         for s in 31..50 {
             e.on_credit(s, Time::ZERO + ms.times(2), Time::ZERO + ms.times(3));
@@ -281,10 +302,11 @@ mod tests {
     fn unanswered_emulation_expires_as_loss() {
         let mut e = Emulation::default();
         e.start(1e6, Duration::from_ms(1), Time::ZERO);
-        e.note_sent(Time::ZERO);
-        e.note_sent(Time::ZERO + Duration::from_ms(5));
+        e.note_sent(Time::ZERO, true);
+        e.note_sent(Time::ZERO + Duration::from_ms(5), false);
         e.expire(Time::ZERO + Duration::from_ms(1));
         assert_eq!((e.in_flight(), e.lost_total), (1, 1));
+        assert_eq!(e.ordinary_in_flight(), 0);
         // A late credit of the expired one changes nothing.
         e.on_credit(0, Time::ZERO, Time::ZERO + Duration::from_ms(9));
         assert_eq!(e.in_flight(), 1);

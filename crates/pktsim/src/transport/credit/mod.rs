@@ -17,8 +17,9 @@
 //! flow's first scheduled packet, so unscheduled ones are never mistaken)
 //! and NACKs it; Aeolus' ACKs and probe find unscheduled losses. A tail loss is
 //! found by the sender's retransmission timeout (200 ms in the FlashPass
-//! paper): it sends a status probe and the receiver NACKs every missing
-//! packet. The receiver sends `DONE` when it holds every packet; ExpressPass
+//! paper, counted from the last data sent or ACK/NACK received, not from
+//! credits, which keep coming while a hole is open): it sends a status
+//! probe and the receiver NACKs every missing packet. The receiver sends `DONE` when it holds every packet; ExpressPass
 //! senders send `STOP` once everything is sent, and a receiver that NACKs
 //! restarts its credits.
 
@@ -408,13 +409,14 @@ impl CreditTransport {
         if !s.active || s.uncovered() <= 0 {
             return;
         }
-        // A credit comes back within the RTT; T_wait exceeds every RTT.
-        let patience = t_wait.max(s.emu.rtt.times(2));
+        // A credit comes back within the RTT plus the queues' few packets.
+        let patience = Duration(s.emu.rtt.ps() / 4 * 5) + Duration::from_ms(1);
+        let patience = patience.min(t_wait.max(Duration::from_ms(1)));
         s.emu.expire(Time(now.ps().saturating_sub(patience.ps())));
-        // Eq. 2: expected credits from the packets in flight.
-        let expected = s.emu.in_flight() as f64 * (1.0 - max_loss);
+        // Eq. 2: credits expected from the ordinary packets in flight.
+        let expected = s.emu.ordinary_in_flight() as f64 * (1.0 - max_loss);
         let ordinary = !over || expected < s.uncovered() as f64;
-        let seq = s.emu.note_sent(now);
+        let seq = s.emu.note_sent(now, ordinary);
         let spec = ctx.flow(f);
         let mut p = message(
             f,
@@ -758,7 +760,8 @@ impl Transport for CreditTransport {
                 if let Some(log) = self.credit_log.as_mut() {
                     log.push((pkt.dst, ctx.now()));
                 }
-                self.send[f.idx()].last_activity = ctx.now();
+                // A credit alone is no progress: one that finds nothing to
+                // send must not hold off the timeout that repairs a hole.
                 match self.design {
                     Design::ExpressPass(_) => {
                         self.end_unscheduled(ctx, f);
