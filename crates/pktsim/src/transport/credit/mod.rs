@@ -193,6 +193,8 @@ pub struct CreditTransport {
     /// Base RTT (twice the path's propagation delay) per flow.
     base_rtt: Vec<Duration>,
     t_wait: Duration,
+    /// FlashPass: when each host may next send an emulation packet.
+    host_emu_free: Vec<Time>,
     rng: Rng,
     /// Event counts for `summary.json`.
     stats: Stats,
@@ -228,6 +230,7 @@ impl CreditTransport {
             recv: Vec::new(),
             base_rtt: Vec::new(),
             t_wait: Duration::ZERO,
+            host_emu_free: Vec::new(),
             rng: Rng::from_seed_u64(0),
             stats: Stats::default(),
             credit_log: None,
@@ -409,6 +412,22 @@ impl CreditTransport {
         if !s.active || s.uncovered() <= 0 {
             return;
         }
+        // The host paces all its flows' emulation to its NIC's emulation
+        // share, so no emulation packet waits in its own NIC: T is then the
+        // time it leaves the host, and the data, sent T_wait later, do not
+        // bunch where the emulation packets were spread out (§III-B: data
+        // cross every link T_wait after their emulation packet).
+        let src = ctx.flow(f).src;
+        let free = self.host_emu_free[src.idx()];
+        if free > now {
+            self.send[f.idx()].emu.timer_at = Some(free);
+            ctx.set_timer(free, f.0, T_EMU);
+            return;
+        }
+        let slot =
+            Duration((Self::credit_bits() / self.max_credit_rate(ctx, src) * 1e12).round() as u64);
+        self.host_emu_free[src.idx()] = now + slot;
+        let s = &mut self.send[f.idx()];
         // A credit comes back within the RTT plus the queues' few packets.
         let patience = Duration(s.emu.rtt.ps() / 4 * 5) + Duration::from_ms(1);
         let patience = patience.min(t_wait.max(Duration::from_ms(1)));
@@ -682,6 +701,7 @@ impl Transport for CreditTransport {
             })
             .collect();
         self.rng = env.rng("jitter", 0);
+        self.host_emu_free = vec![Time::ZERO; env.n_hosts() as usize];
         if let Design::FlashPass(fp) = &self.design {
             self.t_wait = match fp.t_wait {
                 Some(t) => t,
