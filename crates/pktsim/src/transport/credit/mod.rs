@@ -19,7 +19,9 @@
 //! found by the sender's retransmission timeout (200 ms in the FlashPass
 //! paper, counted from the last data sent or ACK/NACK received, not from
 //! credits, which keep coming while a hole is open): it sends a status
-//! probe and the receiver NACKs every missing packet. The receiver sends `DONE` when it holds every packet; ExpressPass
+//! probe and the receiver NACKs every missing packet the sender has sent.
+//! A lost retransmission leaves no gap: the receiver repeats its NACKs of
+//! what is still missing every RTO while a hole stays open. The receiver sends `DONE` when it holds every packet; ExpressPass
 //! senders send `STOP` once everything is sent, and a receiver that NACKs
 //! restarts its credits.
 
@@ -50,6 +52,7 @@ const T_EMU: u8 = 1;
 const T_SEND: u8 = 2;
 const T_UNSCHED: u8 = 3;
 const T_RTO: u8 = 4;
+const T_RENACK: u8 = 5;
 
 /// Settings both designs share, flattened into their `[transport]` tables.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -180,6 +183,8 @@ struct Receiver {
     until: u32,
     /// Index after the highest new scheduled packet received.
     sched_next: u32,
+    /// Pending re-NACK timer, if any.
+    renack_at: Option<Time>,
     credits: CreditLoop,
 }
 
@@ -603,6 +608,11 @@ impl CreditTransport {
         if any && !self.recv[f.idx()].credits.on {
             self.xp_start_credits(ctx, f);
         }
+        if any && self.recv[f.idx()].renack_at.is_none() {
+            let at = ctx.now() + self.common.rto;
+            self.recv[f.idx()].renack_at = Some(at);
+            ctx.set_timer(at, f.0, T_RENACK);
+        }
         any
     }
 
@@ -650,6 +660,22 @@ impl CreditTransport {
         }
     }
 
+    /// Receiver: NACK again, every RTO, what is still missing below the
+    /// highest packet received (a lost retransmission leaves no gap for
+    /// later arrivals to show; ExpressPass' receiver repeats its NACK every
+    /// `retransmit_timeout_` while the gap persists).
+    fn on_renack(&mut self, ctx: &mut Ctx, f: FlowId) {
+        let r = &mut self.recv[f.idx()];
+        r.renack_at = None;
+        if r.done {
+            return;
+        }
+        let (lo, hi) = (r.until, r.sched_next);
+        if lo < hi {
+            self.nack_range(ctx, f, lo, hi);
+        }
+    }
+
     fn on_rto(&mut self, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
         let rto = self.common.rto;
@@ -665,6 +691,7 @@ impl CreditTransport {
             return;
         }
         self.stats.timeouts += 1;
+        let sent = self.send[f.idx()].next_new;
         let spec = ctx.flow(f);
         let p = message(
             f,
@@ -672,7 +699,7 @@ impl CreditTransport {
             spec.dst,
             wire::PROBE,
             wire::STATUS,
-            0,
+            sent,
             SMALL_BYTES,
             Lane::Control,
             now,
@@ -832,8 +859,11 @@ impl Transport for CreditTransport {
                     if self.recv[f.idx()].done {
                         self.reply(ctx, f, wire::DONE, 0, 0);
                     } else {
+                        // Only what the sender has sent (`b`): the rest is
+                        // not missing, just not sent yet.
                         let n = self.recv[f.idx()].received.len() as u32;
-                        self.nack_range(ctx, f, 0, n);
+                        let lo = self.recv[f.idx()].until;
+                        self.nack_range(ctx, f, lo, n.min(b));
                     }
                 } else {
                     self.reply(ctx, f, wire::PROBE_ACK, a, 0);
@@ -867,6 +897,7 @@ impl Transport for CreditTransport {
             T_SEND if self.send[f.idx()].send_timer_at == now => self.fp_send_due(ctx, f),
             T_UNSCHED => self.send_unscheduled(ctx, f),
             T_RTO if self.send[f.idx()].rto_at == now => self.on_rto(ctx, f),
+            T_RENACK if self.recv[f.idx()].renack_at == now => self.on_renack(ctx, f),
             _ => {}
         }
     }

@@ -9,7 +9,7 @@
 //! | `EMU` | sender → receiver | credit | 84 | send timestamp T (ps) | emulation sequence |
 //! | `DATA` | sender → receiver | data | ≤ MTU | packet index, the flow's first scheduled index in the high half | credit sequence |
 //! | `ACK` | receiver → sender | control | 64 | unscheduled packet index | — |
-//! | `PROBE` | sender → receiver | data (ECT) | 64 | last unscheduled index, or [`STATUS`] | — |
+//! | `PROBE` | sender → receiver | data (ECT), or control for [`STATUS`] | 64 | last unscheduled index, or [`STATUS`] | with `STATUS`: packets sent |
 //! | `PROBE_ACK` | receiver → sender | control | 64 | echoed `a` | — |
 //! | `NACK` | receiver → sender | control | 64 | first missing index | missing count |
 //! | `DONE` | receiver → sender | control | 64 | — | — |
