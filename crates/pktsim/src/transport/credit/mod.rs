@@ -864,6 +864,11 @@ impl Transport for CreditTransport {
                         let n = self.recv[f.idx()].received.len() as u32;
                         let lo = self.recv[f.idx()].until;
                         self.nack_range(ctx, f, lo, n.min(b));
+                        // ExpressPass: a lost request (or stop) left the
+                        // flow without credits; the probe restarts them.
+                        if !self.recv[f.idx()].credits.on {
+                            self.xp_start_credits(ctx, f);
+                        }
                     }
                 } else {
                     self.reply(ctx, f, wire::PROBE_ACK, a, 0);
