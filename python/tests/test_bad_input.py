@@ -61,8 +61,9 @@ def test_objects_in_a_dict_name_the_field(small_dict: dict) -> None:
 
 
 # Each would abort the process (allocation failure) without the estimate.
+# 200,000 leaves: routing keeps an entry per (switch, leaf), 480 GB here.
 HUGE = [
-    ("topology.hosts_per_leaf", 100_000, "topology"),
+    ("topology.leaves", 200_000, "topology"),
     ("workload.0.flows", 10**12, "workload[0].flows"),
     ("output.queue_sample_interval", "1ps", "output.queue_sample_interval"),
 ]

@@ -1,9 +1,9 @@
 //! What a run will need, estimated from the config's numbers before
 //! anything is allocated, and the limits a run may not exceed.
 //!
-//! A config can ask for far more than a machine has (`hosts_per_leaf =
-//! 100000` asks for hundreds of GB of routing tables; a 1 ps queue sample
-//! interval for billions of samples). Allocation failure aborts the process
+//! A config can ask for far more than a machine has (`leaves = 200000`
+//! asks for hundreds of GB of routing tables; a 1 ps queue sample interval
+//! for billions of samples). Allocation failure aborts the process
 //! (and a Python interpreter with it), so [`Config::prepare`] compares an
 //! estimate with [`Limits`] first and refuses with an error that names the
 //! field responsible, the estimate and how to raise the limit.
