@@ -281,7 +281,10 @@ def _make_plots(
     made: list[tuple[str, Path]] = []
 
     def keep(title: str, name: str, fig: Any) -> None:
-        path = plot_dir / f"{name}.png"
+        # A workload named by a CDF file path ("../../workloads/x.cdf")
+        # must not become directories in the file name.
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+        path = plot_dir / f"{safe.strip('.')}.png"
         plots.save(fig, path)
         made.append((title, path))
 
@@ -295,7 +298,8 @@ def _make_plots(
     loads = sorted({v for v in info["load"].to_list() if v is not None})
     for w in workloads:
         sub = fl if w is None else fl.filter(pl.col("workload") == w)
-        tag = f"{w}" if w else "all"
+        # A CDF given as a path is shown by its file's stem ("ali_wan").
+        tag = Path(w).stem if w and ("/" in w or w.endswith(".cdf")) else (w or "all")
         note = ""
         if len(loads) > 1:
             at = _pick_load(loads)

@@ -58,6 +58,16 @@ def test_single_run_report(tmp_path: Path) -> None:
     assert res.summary["meta"]["config_hash"] in html.read_text()
 
 
+def test_a_cdf_given_as_a_path_names_plots_by_its_stem(tmp_path: Path) -> None:
+    # The FlashPass configs name their CDF "../../workloads/ali_wan.cdf";
+    # the report once tried to write plots/..._../../workloads/....png.
+    cdf = REPO / "workloads" / "websearch.cdf"
+    res = pktsim.run(SMALL.replace('cdf = "websearch"', f'cdf = "{cdf}"'), tmp_path / "one")
+    pktsim.report(res.path)
+    names = {p.stem for p in _check_images(res.path / "plots")}
+    assert "slowdown_mean_by_size_websearch" in names, names
+
+
 def _tiny_experiment(root: Path) -> Path:
     folder = root / "tiny"
     folder.mkdir(parents=True)
