@@ -327,6 +327,7 @@ impl CreditTransport {
         s.stop_sent = true;
         let spec = ctx.flow(f);
         let p = message(
+            ctx,
             f,
             spec.src,
             spec.dst,
@@ -335,7 +336,6 @@ impl CreditTransport {
             0,
             CREDIT_BYTES,
             Lane::Control,
-            ctx.now(),
         );
         ctx.send(p);
     }
@@ -378,6 +378,7 @@ impl CreditTransport {
             s.first.probed = true;
             let spec = ctx.flow(f);
             let p = message(
+                ctx,
                 f,
                 spec.src,
                 spec.dst,
@@ -386,7 +387,6 @@ impl CreditTransport {
                 0,
                 SMALL_BYTES,
                 Lane::Scheduled,
-                ctx.now(),
             );
             ctx.send(p);
         }
@@ -443,6 +443,7 @@ impl CreditTransport {
         let seq = s.emu.note_sent(now, ordinary);
         let spec = ctx.flow(f);
         let mut p = message(
+            ctx,
             f,
             spec.src,
             spec.dst,
@@ -451,7 +452,6 @@ impl CreditTransport {
             seq,
             CREDIT_BYTES,
             Lane::Credit,
-            now,
         );
         if !ordinary {
             p.flags &= !flags::ECT;
@@ -528,6 +528,7 @@ impl CreditTransport {
         let rate = r.credits.rate;
         let spec = ctx.flow(f);
         let p = message(
+            ctx,
             f,
             spec.dst,
             spec.src,
@@ -536,7 +537,6 @@ impl CreditTransport {
             0,
             CREDIT_BYTES,
             Lane::Credit,
-            now,
         );
         ctx.send(p);
         self.stats.credits_sent += 1;
@@ -575,6 +575,7 @@ impl CreditTransport {
     fn reply(&self, ctx: &mut Ctx, f: FlowId, kind: u8, a: u64, b: u32) {
         let spec = ctx.flow(f);
         let p = message(
+            ctx,
             f,
             spec.dst,
             spec.src,
@@ -583,7 +584,6 @@ impl CreditTransport {
             b,
             SMALL_BYTES,
             Lane::Control,
-            ctx.now(),
         );
         ctx.send(p);
     }
@@ -694,6 +694,7 @@ impl CreditTransport {
         let sent = self.send[f.idx()].next_new;
         let spec = ctx.flow(f);
         let p = message(
+            ctx,
             f,
             spec.src,
             spec.dst,
@@ -702,7 +703,6 @@ impl CreditTransport {
             sent,
             SMALL_BYTES,
             Lane::Control,
-            now,
         );
         ctx.send(p);
         self.arm_rto(ctx, f);
@@ -770,6 +770,7 @@ impl Transport for CreditTransport {
         s.emu.start(max_rate, rtt, now);
         if let Design::ExpressPass(_) = self.design {
             let p = message(
+                ctx,
                 f,
                 src,
                 dst,
@@ -778,7 +779,6 @@ impl Transport for CreditTransport {
                 0,
                 CREDIT_BYTES,
                 Lane::Control,
-                now,
             );
             ctx.send(p);
         }
@@ -823,6 +823,7 @@ impl Transport for CreditTransport {
                 // One credit per surviving emulation packet, echoing T.
                 let spec = ctx.flow(f);
                 let p = message(
+                    ctx,
                     f,
                     spec.dst,
                     spec.src,
@@ -831,7 +832,6 @@ impl Transport for CreditTransport {
                     b,
                     CREDIT_BYTES,
                     Lane::Control,
-                    ctx.now(),
                 );
                 ctx.send(p);
                 self.stats.credits_sent += 1;

@@ -19,8 +19,8 @@
 //! preamble and gap; Aeolus' 64 B probe and ACK).
 
 use crate::net::queue::credit_port::CREDIT_CLASS;
-use crate::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind};
-use crate::time::Time;
+use crate::packet::{flags, FlowId, Header, NodeId, Packet};
+use crate::transport::contract::Ctx;
 
 /// Credit request.
 pub const REQ: u8 = 0;
@@ -63,9 +63,11 @@ pub enum Lane {
     Scheduled,
 }
 
-/// A message packet of flow `f` from `src` to `dst`.
+/// A message packet of flow `f` from `src` to `dst`: a control packet
+/// ([`Ctx::control_packet`]) in `lane`'s class, ECN-capable.
 #[allow(clippy::too_many_arguments)]
 pub fn message(
+    ctx: &Ctx,
     f: FlowId,
     src: NodeId,
     dst: NodeId,
@@ -74,22 +76,13 @@ pub fn message(
     b: u32,
     size: u32,
     lane: Lane,
-    now: Time,
 ) -> Packet {
-    let mut p = Packet::new(
-        f,
-        src,
-        dst,
-        size,
-        PacketKind::Control,
-        Header::Ctrl { kind, a, b },
-    );
+    let mut p = ctx.control_packet(f, src, dst, size, Header::Ctrl { kind, a, b });
     p.class = match lane {
         Lane::Control => 0,
         Lane::Credit => CREDIT_CLASS,
         Lane::Scheduled => 1,
     };
     p.flags = flags::ECT;
-    p.sent_at = now;
     p
 }
