@@ -476,19 +476,7 @@ impl Network {
             .fastlane
             .as_ref()
             .map_or(self.params.header_bytes, |f| f.notice_bytes);
-        let mut n = Packet::new(
-            pkt.flow,
-            pkt.dst,
-            pkt.src,
-            size,
-            PacketKind::Control,
-            pkt.header,
-        );
-        n.flags = flags::NOTICE;
-        n.hops = pkt.hops;
-        n.path = pkt.path;
-        n.prio = pkt.prio;
-        n.sent_at = pkt.sent_at;
+        let mut n = crate::net::switch::notice_to_source(pkt, size);
         n.ready_at = now;
         n
     }

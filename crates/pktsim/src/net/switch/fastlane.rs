@@ -32,7 +32,7 @@ use crate::metrics::DropReason;
 use crate::net::network::Network;
 use crate::net::port::Port;
 use crate::net::queue::{NoticeLane, Queue, TokenBucket};
-use crate::net::switch::{RefusalHook, Refused, SwitchView, Verdict};
+use crate::net::switch::{notice_to_source, RefusalHook, Refused, SwitchView, Verdict};
 use crate::packet::{flags, Packet, PacketKind};
 use crate::time::{Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -194,15 +194,7 @@ impl RefusalHook for FastLaneHook {
         if !self.eligible(at, pkt) {
             return Verdict::Drop;
         }
-        let mut probe = Packet::new(
-            pkt.flow,
-            pkt.dst,
-            pkt.src,
-            self.cfg.notice_bytes,
-            PacketKind::Control,
-            pkt.header,
-        );
-        probe.flags = flags::NOTICE;
+        let probe = notice_to_source(pkt, self.cfg.notice_bytes);
         // Every port the notice may leave by must have lane room (the
         // egress choice is made afterwards, so ask all of them).
         let room = view

@@ -24,4 +24,6 @@ pub mod refusal;
 pub use deflection::TwoChoiceDeflection;
 pub use egress::{Egress, LoadBalancing};
 pub use fastlane::{FastLaneConfig, FastLaneHook};
-pub use refusal::{RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict};
+pub use refusal::{
+    notice_to_source, RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict,
+};

@@ -21,7 +21,7 @@ use crate::engine::{Rng, RngStreams};
 use crate::metrics::DropReason;
 use crate::net::network::Network;
 use crate::net::switch::deflection::TwoChoiceDeflection;
-use crate::packet::{NodeId, Packet, PortId};
+use crate::packet::{flags, NodeId, Packet, PacketKind, PortId};
 use crate::time::Time;
 
 /// Built-in refusal behaviours, as written in the `[network]` table.
@@ -62,6 +62,27 @@ impl Refusal {
             }
         }
     }
+}
+
+/// The notice a switch sends back to the source of refused `pkt`
+/// ([`Verdict::NotifySource`]): `size` bytes, control, flagged
+/// [`flags::NOTICE`], direction swapped, the refused packet's flow, header,
+/// priority, path entropy, hop count and send time kept.
+pub fn notice_to_source(pkt: &Packet, size: u32) -> Packet {
+    let mut n = Packet::new(
+        pkt.flow,
+        pkt.dst,
+        pkt.src,
+        size,
+        PacketKind::Control,
+        pkt.header,
+    );
+    n.flags = flags::NOTICE;
+    n.hops = pkt.hops;
+    n.path = pkt.path;
+    n.prio = pkt.prio;
+    n.sent_at = pkt.sent_at;
+    n
 }
 
 /// What to do with a refused packet.
