@@ -81,6 +81,22 @@ pub struct Packet {
     pub header: Header,
 }
 
+#[cfg(test)]
+impl Packet {
+    /// A data packet for unit tests: flow `flow`, host 0 to host 1, `size`
+    /// bytes, TCP sequence number `seq`.
+    pub(crate) fn test_data(flow: u32, size: u32, seq: u64) -> Packet {
+        Packet::new(
+            FlowId(flow),
+            NodeId(0),
+            NodeId(1),
+            size,
+            PacketKind::Data,
+            Header::TcpData { seq },
+        )
+    }
+}
+
 impl Packet {
     /// A packet with every optional field zeroed.
     pub fn new(

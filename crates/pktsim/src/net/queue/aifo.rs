@@ -158,17 +158,9 @@ impl Discipline for AifoQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{FlowId, Header, NodeId, PacketKind};
 
     fn pkt(id: u32, prio: u32) -> Packet {
-        let mut p = Packet::new(
-            FlowId(id),
-            NodeId(0),
-            NodeId(1),
-            1000,
-            PacketKind::Data,
-            Header::TcpData { seq: 0 },
-        );
+        let mut p = Packet::test_data(id, 1000, 0);
         p.prio = prio;
         p
     }

@@ -151,17 +151,9 @@ impl Discipline for CodelQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{FlowId, Header, NodeId, PacketKind};
 
     fn pkt() -> Packet {
-        Packet::new(
-            FlowId(0),
-            NodeId(0),
-            NodeId(1),
-            1500,
-            PacketKind::Data,
-            Header::TcpData { seq: 0 },
-        )
+        Packet::test_data(0, 1500, 0)
     }
 
     /// A queue fed 2 packets per service: the sojourn time grows, CoDel

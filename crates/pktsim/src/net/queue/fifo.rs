@@ -80,17 +80,10 @@ impl Discipline for FifoQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{flags, FlowId, Header, NodeId, PacketKind};
+    use crate::net::packet::{flags, FlowId};
 
     fn pkt(flow: u32, size: u32, class: u8) -> Packet {
-        let mut p = Packet::new(
-            FlowId(flow),
-            NodeId(0),
-            NodeId(1),
-            size,
-            PacketKind::Data,
-            Header::TcpData { seq: 0 },
-        );
+        let mut p = Packet::test_data(flow, size, 0);
         p.class = class;
         p.flags |= flags::ECT;
         p

@@ -143,18 +143,11 @@ impl Discipline for NoticeLane {
 mod tests {
     use super::*;
     use crate::net::queue::FifoQueue;
-    use crate::packet::{FlowId, Header, NodeId, PacketKind};
+    use crate::packet::PacketKind;
     use crate::time::Duration;
 
     fn pkt(size: u32, notice: bool) -> Packet {
-        let mut p = Packet::new(
-            FlowId(0),
-            NodeId(0),
-            NodeId(1),
-            size,
-            PacketKind::Data,
-            Header::TcpData { seq: 0 },
-        );
+        let mut p = Packet::test_data(0, size, 0);
         if notice {
             p.flags = flags::NOTICE;
             p.kind = PacketKind::Control;

@@ -177,17 +177,10 @@ impl Discipline for PfabricQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{FlowId, Header, NodeId, PacketKind};
+    use crate::net::packet::{FlowId, Header};
 
     fn pkt(flow: u32, prio: u32, seq: u64) -> Packet {
-        let mut p = Packet::new(
-            FlowId(flow),
-            NodeId(0),
-            NodeId(1),
-            1500,
-            PacketKind::Data,
-            Header::TcpData { seq },
-        );
+        let mut p = Packet::test_data(flow, 1500, seq);
         p.prio = prio;
         p
     }

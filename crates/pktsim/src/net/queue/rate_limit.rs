@@ -112,17 +112,9 @@ impl Discipline for RateLimited {
 mod tests {
     use super::*;
     use crate::net::queue::FifoQueue;
-    use crate::packet::{FlowId, Header, NodeId, PacketKind};
 
     fn pkt(size: u32) -> Packet {
-        Packet::new(
-            FlowId(0),
-            NodeId(0),
-            NodeId(1),
-            size,
-            PacketKind::Data,
-            Header::TcpData { seq: 0 },
-        )
+        Packet::test_data(0, size, 0)
     }
 
     /// Serve a backlog through a 10 Gbit/s transmitter as the network does

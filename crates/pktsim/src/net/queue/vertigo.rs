@@ -120,17 +120,10 @@ impl Discipline for VertigoQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{FlowId, Header, NodeId, PacketKind};
+    use crate::net::packet::FlowId;
 
     fn pkt(id: u32, prio: u32, size: u32) -> Packet {
-        let mut p = Packet::new(
-            FlowId(id),
-            NodeId(0),
-            NodeId(1),
-            size,
-            PacketKind::Data,
-            Header::TcpData { seq: 0 },
-        );
+        let mut p = Packet::test_data(id, size, 0);
         p.prio = prio;
         p
     }

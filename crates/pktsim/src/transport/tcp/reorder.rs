@@ -112,17 +112,9 @@ impl Resequencer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{FlowId, Header, NodeId, PacketKind};
 
     fn pkt(seq: u64) -> Packet {
-        Packet::new(
-            FlowId(0),
-            NodeId(0),
-            NodeId(1),
-            1500,
-            PacketKind::Data,
-            Header::TcpData { seq },
-        )
+        Packet::test_data(0, 1500, seq)
     }
 
     #[test]
