@@ -455,10 +455,46 @@ macro_rules! dispatch {
     };
 }
 
+impl Queue {
+    /// The variants behind a box (they hold a `Queue` inside): the dispatch
+    /// through them recurses, which would stop the compiler from inlining
+    /// the per-packet calls, so they get a call of their own.
+    #[inline(never)]
+    fn bytes_boxed(&self) -> u64 {
+        dispatch!(self, q => q.bytes())
+    }
+    #[inline(never)]
+    fn len_boxed(&self) -> usize {
+        dispatch!(self, q => q.len())
+    }
+    #[inline(never)]
+    fn poll_boxed(&mut self, now: Time, drops: &mut Drops) -> Dequeue {
+        dispatch!(self, q => q.poll(now, drops))
+    }
+    #[inline(never)]
+    fn enqueue_boxed(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
+        dispatch!(self, q => q.enqueue(pkt, now, limit, drops))
+    }
+}
+
+/// Dispatch with the unboxed variants in line and the rest through `$boxed`.
+macro_rules! dispatch_hot {
+    ($self:ident, $q:ident => $e:expr, $boxed:expr) => {
+        match $self {
+            Queue::Fifo($q) => $e,
+            Queue::Pfabric($q) => $e,
+            Queue::Codel($q) => $e,
+            Queue::Aifo($q) => $e,
+            Queue::Vertigo($q) => $e,
+            _ => $boxed,
+        }
+    };
+}
+
 impl Discipline for Queue {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
-        dispatch!(self, q => q.enqueue(pkt, now, limit, drops))
+        dispatch_hot!(self, q => q.enqueue(pkt, now, limit, drops), self.enqueue_boxed(pkt, now, limit, drops))
     }
     #[inline]
     fn dequeue(&mut self, now: Time, drops: &mut Drops) -> Option<Packet> {
@@ -466,18 +502,18 @@ impl Discipline for Queue {
     }
     #[inline]
     fn poll(&mut self, now: Time, drops: &mut Drops) -> Dequeue {
-        dispatch!(self, q => q.poll(now, drops))
+        dispatch_hot!(self, q => q.poll(now, drops), self.poll_boxed(now, drops))
     }
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         dispatch!(self, q => q.admits(pkt, limit))
     }
     #[inline]
     fn bytes(&self) -> u64 {
-        dispatch!(self, q => q.bytes())
+        dispatch_hot!(self, q => q.bytes(), self.bytes_boxed())
     }
     #[inline]
     fn len(&self) -> usize {
-        dispatch!(self, q => q.len())
+        dispatch_hot!(self, q => q.len(), self.len_boxed())
     }
     fn drain(&mut self) -> Vec<Packet> {
         dispatch!(self, q => q.drain())
