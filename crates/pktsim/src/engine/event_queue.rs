@@ -8,6 +8,7 @@ use crate::time::Time;
 
 const ARITY: usize = 4;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     /// time << 64 | sequence: one comparison orders by time, then insertion.
     key: u128,
@@ -19,7 +20,7 @@ struct Heap<E> {
     v: Vec<Entry<E>>,
 }
 
-impl<E> Heap<E> {
+impl<E: Copy> Heap<E> {
     fn with_capacity(n: usize) -> Self {
         Heap {
             v: Vec::with_capacity(n),
@@ -34,52 +35,57 @@ impl<E> Heap<E> {
     fn peek(&self) -> Option<&Entry<E>> {
         self.v.first()
     }
+    /// Sift-up with a hole: parents move down one copy each and the new
+    /// entry is written once, instead of a three-copy swap per level.
     #[inline]
     fn push(&mut self, e: Entry<E>) {
         let key = e.key;
+        let mut i = self.v.len();
         self.v.push(e);
-        let mut i = self.v.len() - 1;
         while i > 0 {
             let parent = (i - 1) / ARITY;
             if self.v[parent].key <= key {
                 break;
             }
-            self.v.swap(i, parent);
+            self.v[i] = self.v[parent];
             i = parent;
         }
+        self.v[i] = e;
     }
+    /// Remove the root; the last entry sinks from the root through a hole.
     #[inline]
     fn pop(&mut self) -> Option<Entry<E>> {
-        if self.v.is_empty() {
-            return None;
-        }
-        let top = self.v.swap_remove(0);
+        let last = self.v.pop()?;
         let n = self.v.len();
-        if n > 1 {
-            let key = self.v[0].key;
-            let mut i = 0;
-            loop {
-                let first = i * ARITY + 1;
-                if first >= n {
-                    break;
-                }
-                let last = (first + ARITY).min(n);
-                let mut best = first;
-                let mut best_key = self.v[first].key;
-                for c in first + 1..last {
-                    let k = self.v[c].key;
-                    if k < best_key {
-                        best = c;
-                        best_key = k;
-                    }
-                }
-                if key <= best_key {
-                    break;
-                }
-                self.v.swap(i, best);
-                i = best;
-            }
+        if n == 0 {
+            return Some(last);
         }
+        let top = self.v[0];
+        let key = last.key;
+        let mut i = 0;
+        loop {
+            let first = i * ARITY + 1;
+            if first >= n {
+                break;
+            }
+            // One bounds check per level, none per child.
+            let kids = &self.v[first..(first + ARITY).min(n)];
+            let mut best = 0;
+            let mut best_key = kids[0].key;
+            for (c, kid) in kids.iter().enumerate().skip(1) {
+                if kid.key < best_key {
+                    best = c;
+                    best_key = kid.key;
+                }
+            }
+            let best = first + best;
+            if key <= best_key {
+                break;
+            }
+            self.v[i] = self.v[best];
+            i = best;
+        }
+        self.v[i] = last;
         Some(top)
     }
 }
@@ -91,13 +97,13 @@ pub struct EventQueue<E> {
     now: Time,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {

@@ -240,6 +240,7 @@ impl Network {
                     owner: from,
                     peer: to,
                     rate: l.rate,
+                    ps_per_byte: Port::exact_ps_per_byte(l.rate),
                     delay: l.delay,
                     header_time: l.rate.tx_time(params.header_bytes as u64),
                     cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
@@ -324,7 +325,12 @@ impl Network {
 
     /// A transport hands `pkt` to its host's NIC.
     #[inline]
-    pub fn send<E: From<NetEvent>>(&mut self, pkt: Packet, now: Time, ev: &mut EventQueue<E>) {
+    pub fn send<E: From<NetEvent> + Copy>(
+        &mut self,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
         self.counters.sent[pkt.kind as usize] += 1;
         if pkt.kind == PacketKind::Data {
             if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
@@ -338,7 +344,7 @@ impl Network {
     /// Put the packets a discipline dropped at port `pid` through the
     /// refusal stage.
     #[inline]
-    fn account_drops<E: From<NetEvent>>(
+    fn account_drops<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
         now: Time,
@@ -362,7 +368,7 @@ impl Network {
     /// with one, the hook decides (on a cold path of its own).
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn refuse<E: From<NetEvent>>(
+    fn refuse<E: From<NetEvent> + Copy>(
         &mut self,
         node: NodeId,
         pid: PortId,
@@ -383,7 +389,7 @@ impl Network {
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn refuse_with_hook<E: From<NetEvent>>(
+    fn refuse_with_hook<E: From<NetEvent> + Copy>(
         &mut self,
         node: NodeId,
         pid: PortId,
@@ -523,7 +529,7 @@ impl Network {
 
     /// Offer a packet to a port's queue and start transmitting if idle.
     #[inline]
-    pub fn enqueue<E: From<NetEvent>>(
+    pub fn enqueue<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
         pkt: Packet,
@@ -535,7 +541,7 @@ impl Network {
 
     /// [`Network::enqueue`] for a first or a second offer.
     #[inline]
-    fn enqueue_offer<E: From<NetEvent>>(
+    fn enqueue_offer<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
         pkt: Packet,
@@ -570,7 +576,7 @@ impl Network {
     /// Enqueue on an eager FIFO port: admit or drop, mark, and schedule the
     /// departure right away. The port was touched at `now`.
     #[inline]
-    fn enqueue_eager<E: From<NetEvent>>(
+    fn enqueue_eager<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
         mut pkt: Packet,
@@ -604,7 +610,7 @@ impl Network {
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
     /// cut-through ready time).
     #[inline]
-    fn transmit<E: From<NetEvent>>(
+    fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
         mut pkt: Packet,
         at: Time,
@@ -613,7 +619,7 @@ impl Network {
         counters: &mut Counters,
     ) {
         let start = at.max(pkt.ready_at);
-        let tx = port.rate.tx_time(pkt.size as u64);
+        let tx = port.tx_time(pkt.size);
         let end = start + tx;
         let tail = end + port.delay;
         let arrival = if port.cut_through {
@@ -636,7 +642,12 @@ impl Network {
 
     /// Start the next transmission on a port if it is idle and has packets.
     #[inline]
-    fn try_start<E: From<NetEvent>>(&mut self, pid: PortId, now: Time, ev: &mut EventQueue<E>) {
+    fn try_start<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
         let port = &mut self.ports[pid.idx()];
         if port.tx_pending {
             return;
@@ -741,7 +752,7 @@ impl Network {
 
     /// A port finished a transmission and has more packets waiting.
     #[inline]
-    pub fn on_tx_done<E: From<NetEvent>>(
+    pub fn on_tx_done<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
         now: Time,
@@ -754,7 +765,7 @@ impl Network {
     /// The head packet of a link reached the far end. Switches forward it;
     /// for a host, the packet is returned for its transport.
     #[inline]
-    pub fn on_arrive<E: From<NetEvent>>(
+    pub fn on_arrive<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
         now: Time,
@@ -780,7 +791,7 @@ impl Network {
         if cut_through {
             // Start no earlier than the moment that lets the transmission end
             // exactly when the last bit has arrived.
-            let out = self.ports[egress.idx()].rate.tx_time(pkt.size as u64);
+            let out = self.ports[egress.idx()].tx_time(pkt.size);
             pkt.ready_at = Time(pkt.ready_at.ps().saturating_sub(out.ps()));
         }
         self.enqueue(egress, pkt, now, ev);

@@ -15,6 +15,10 @@ pub struct Port {
     pub peer: NodeId,
     /// Link rate.
     pub rate: Rate,
+    /// Picoseconds per byte when the rate divides 8 × 10^12 bit·ps/s exactly
+    /// (every common rate does) and fits 32 bits, else 0; see
+    /// [`Port::tx_time`].
+    pub ps_per_byte: u64,
     /// One-way propagation delay.
     pub delay: Duration,
     /// Time to serialize a packet header at this rate (cut-through).
@@ -66,6 +70,29 @@ pub struct PortStats {
 }
 
 impl Port {
+    /// [`Port::ps_per_byte`] for a link of `rate`.
+    pub fn exact_ps_per_byte(rate: Rate) -> u64 {
+        let bit_ps = 8 * crate::time::PS_PER_SEC;
+        if bit_ps % rate.bps() == 0 && bit_ps / rate.bps() <= u32::MAX as u64 {
+            bit_ps / rate.bps()
+        } else {
+            0
+        }
+    }
+
+    /// Time to serialize `size` bytes on this link: [`Rate::tx_time`], by
+    /// one multiplication when the rate allows (this runs per packet-hop,
+    /// and a division costs several times more). A u32 size times a
+    /// 32-bit factor cannot overflow.
+    #[inline]
+    pub fn tx_time(&self, size: u32) -> Duration {
+        if self.ps_per_byte != 0 {
+            Duration::from_ps(size as u64 * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(size as u64)
+        }
+    }
+
     /// Bytes queued (not counting the packet being transmitted).
     #[inline]
     pub fn queued_bytes(&self) -> u64 {
