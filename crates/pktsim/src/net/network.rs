@@ -679,8 +679,14 @@ impl Network {
                 }
                 if at_host {
                     self.left_nic(&pkt);
-                    if let Some(t) = self.nic_flow_departed.get_mut(pkt.flow.idx()) {
-                        *t = (now, now.since(pkt.sent_at.min(now)));
+                    // Only the flow's data leaving its sender's NIC: an ACK
+                    // of the same flow leaving the receiver's NIC carries the
+                    // data's echoed `sent_at`, so its "wait" would be the
+                    // data's one-way delay, not time spent in a host queue.
+                    if pkt.kind == PacketKind::Data {
+                        if let Some(t) = self.nic_flow_departed.get_mut(pkt.flow.idx()) {
+                            *t = (now, now.since(pkt.sent_at.min(now)));
+                        }
                     }
                     if !more
                         && (self.params.nic_pull

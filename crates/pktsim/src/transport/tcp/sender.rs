@@ -18,10 +18,14 @@
 //!   ACKs of new data, backed off on expiry; ssthresh is computed only on the
 //!   first timeout of a series (RFC 5681 §3.1: not again when the same data
 //!   is retransmitted again), so repeated timeouts do not collapse it.
-//! - RFC 3522 / RFC 4015 Eifel: after a timeout, the first ACK of new data
-//!   whose echoed timestamp predates the retransmission shows the timeout
-//!   was spurious; the window and ssthresh are restored and sending resumes
-//!   with new data.
+//! - RFC 3522 / RFC 4015 Eifel: after a timeout that started loss recovery,
+//!   the first ACK of new data whose echoed timestamp predates the
+//!   retransmission shows the timeout was spurious; the window and ssthresh
+//!   are restored and sending resumes with new data. A timeout during SACK
+//!   recovery (or NewReno's Linux timer mode) found premature the same way
+//!   returns to the recovery it interrupted; one during an RFC 6582
+//!   "impatient" recovery or a go-back-N is not judged (RFC 3522 §3.2
+//!   step 2: RetransmitTS is not overwritten as recovery progresses).
 //! - RFC 7323 receive window: nothing is sent beyond ack + window.
 
 use crate::time::{Duration, Time};
@@ -109,6 +113,18 @@ struct Undo {
     ssthresh: u64,
     /// When the first timeout retransmission was sent.
     retx_at: Time,
+    /// The fast recovery the timeout interrupted, if any.
+    resume: Option<Resume>,
+}
+
+/// Fast-recovery state saved by a timeout, to go back to if the timeout
+/// turns out premature.
+#[derive(Clone, Copy, Debug)]
+struct Resume {
+    point: u64,
+    recover: u64,
+    high_rxt: u64,
+    partial_seen: bool,
 }
 
 /// Per-flow event counts.
@@ -477,14 +493,27 @@ impl Sender {
         let mss = self.mss;
         if let Some(u) = self.undo.take() {
             if a.echo < u.retx_at {
-                // RFC 3522 §3.2: the ACK was sent for an original
-                // transmission, so the timeout was spurious. RFC 4015 §4:
-                // restore the window, resume with new data.
+                // The segment at snd_una arrived from a copy sent before the
+                // timeout, so the timeout's retransmission was unnecessary.
+                // A timeout that started loss recovery was spurious (RFC
+                // 3522 §3.2: the copy was the original transmission); RFC
+                // 4015 §4: restore the window, resume with new data. A
+                // timeout that interrupted fast recovery was premature:
+                // the recovery goes on where it stopped (its holes are not
+                // repaired yet; jumping to new data would leave them to the
+                // next timeout, `recover` barring a fast retransmit).
                 self.stats.spurious_timeouts += 1;
                 self.w.cwnd = self.w.cwnd.max(u.cwnd);
                 self.w.ssthresh = u.ssthresh;
                 self.cc.on_undo();
                 self.snd_nxt = self.high_data;
+                if let Some(r) = u.resume {
+                    self.w.cwnd = u.cwnd;
+                    self.recovery = Some(r.point);
+                    self.recover = r.recover;
+                    self.high_rxt = r.high_rxt;
+                    self.partial_seen = r.partial_seen;
+                }
             }
         }
         // Every ACK echoes its data's timestamp: samples are unambiguous
@@ -600,10 +629,34 @@ impl Sender {
             // First timeout of a series: RFC 5681 eq. 4. A repeated timeout
             // keeps ssthresh (RFC 5681 §3.1: ssthresh is not recomputed when
             // the same data is retransmitted again).
-            self.undo = Some(Undo {
+            //
+            // Eifel (RFC 3522 §3.2 step 2): RetransmitTS is that of the
+            // retransmission that *initiates* loss recovery and is not
+            // overwritten as recovery progresses. So a timeout in an
+            // unfinished timeout recovery (snd_una < `recover`, go-back-N
+            // under way) is not judged: an ACK echoing a time before it may
+            // be one of that recovery's earlier retransmissions. Nor is one
+            // in NewReno fast recovery under the RFC 6582 "impatient" timer
+            // (§3.2 step 5, §6): there the timer, never restarted after the
+            // first partial ACK, is meant to fire while holes remain and
+            // hand recovery to slow start. Where the timer runs from the
+            // last ACK of new data (SACK recovery, RFC 6298 §5.3; NewReno's
+            // Linux mode), a timeout during fast recovery is judged against
+            // its own time, but only to go back to that recovery (see
+            // `on_new_ack`), never to leave it.
+            let judged = self.cfg.sack || self.cfg.timer == TimerMode::Linux;
+            let resume = self.recovery.filter(|_| judged).map(|point| Resume {
+                point,
+                recover: self.recover,
+                high_rxt: self.high_rxt,
+                partial_seen: self.partial_seen,
+            });
+            let starts_recovery = self.recovery.is_none() && self.snd_una >= self.recover;
+            self.undo = (starts_recovery || resume.is_some()).then_some(Undo {
                 cwnd: self.w.cwnd,
                 ssthresh: self.w.ssthresh,
                 retx_at: now,
+                resume,
             });
             self.w.ssthresh = self.cc.ssthresh_on_timeout(&self.w, flight, now);
         }
@@ -876,6 +929,82 @@ mod tests {
         g.on_ack(t(1010), ack(M, None, t(1000)));
         assert_eq!(g.stats.spurious_timeouts, 0);
         assert_eq!(g.w.cwnd, 2 * M);
+    }
+
+    #[test]
+    fn impatient_timeout_in_newreno_recovery_is_not_undone_by_an_earlier_retransmission() {
+        // Segments 0, 5 and 7 lost; fast retransmit of 0, then the first
+        // partial ACK retransmits 5 at t = 40 and (impatient timer) arms the
+        // RTO for t = 240, which fires with 5's retransmission in flight.
+        let mut s = sender(false, 100 * M);
+        s.w.cwnd = 10 * M;
+        pump(&mut s, t(0));
+        for i in 0..3 {
+            s.on_ack(t(20 + i), ack(0, None, t(0)));
+            pump(&mut s, t(20 + i));
+        }
+        assert!(s.in_recovery());
+        s.on_ack(t(40), ack(5 * M, None, t(21)));
+        assert_eq!(pump(&mut s, t(40))[0], 5 * M);
+        assert_eq!(s.rto_deadline, t(240));
+        s.on_timeout(t(240));
+        assert_eq!(pump(&mut s, t(240)), vec![5 * M]);
+        // The ACK of the t = 40 retransmission echoes a time before the
+        // timeout, but it is not an ACK of an original transmission (RFC
+        // 3522's RetransmitTS is the fast retransmit's, not the timeout's),
+        // and the impatient timer fired as RFC 6582 means it to.
+        s.on_ack(t(250), ack(7 * M, None, t(40)));
+        assert_eq!(s.stats.spurious_timeouts, 0);
+        // Go-back-N slow start goes on from the next hole (RFC 5681 §3.1);
+        // it does not jump to new data past the unrepaired hole at 7.
+        assert_eq!(s.w.cwnd, 2 * M);
+        assert_eq!(pump(&mut s, t(250)), vec![7 * M, 8 * M]);
+    }
+
+    #[test]
+    fn premature_timeout_in_sack_recovery_returns_to_that_recovery() {
+        // Segments 0, 5 and 9 lost; SACK recovery from the third SACK.
+        let mut s = sender(true, 100 * M);
+        s.w.cwnd = 10 * M;
+        pump(&mut s, t(0));
+        let mut resent_5 = None;
+        let blocks = [
+            (M, 2 * M),
+            (M, 3 * M),
+            (M, 4 * M),
+            (M, 5 * M),
+            (6 * M, 7 * M),
+            (6 * M, 8 * M),
+            (6 * M, 9 * M),
+            (10 * M, 11 * M),
+        ];
+        for (i, blk) in blocks.into_iter().enumerate() {
+            let now = t(20 + i as u64);
+            s.on_ack(now, ack(0, Some(blk), t(0)));
+            if pump(&mut s, now).contains(&(5 * M)) {
+                resent_5 = Some(now);
+            }
+        }
+        assert!(s.in_recovery());
+        let resent_5 = resent_5.expect("NextSeg resent 5 once 6-8 were SACKed");
+        // The retransmitted 0 arrives: partial ACK, the timer restarts
+        // (RFC 6298 §5.3).
+        s.on_ack(t(40), ack(5 * M, Some((6 * M, 9 * M)), t(22)));
+        pump(&mut s, t(40));
+        let (cwnd, ssthresh) = (s.w.cwnd, s.w.ssthresh);
+        let fired = s.rto_deadline;
+        s.on_timeout(fired);
+        assert!(!s.in_recovery());
+        // 5's earlier copy arrives after the timeout: the timeout was
+        // premature; back to the SACK recovery it interrupted (9 is still
+        // a hole), not to the open state past it.
+        s.on_ack(
+            fired + Duration::from_us(5),
+            ack(9 * M, Some((10 * M, 11 * M)), resent_5),
+        );
+        assert_eq!(s.stats.spurious_timeouts, 1);
+        assert!(s.in_recovery());
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (cwnd, ssthresh));
     }
 
     #[test]
