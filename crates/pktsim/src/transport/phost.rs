@@ -233,6 +233,9 @@ pub struct Phost {
     /// When set, every data packet's (flow, token seq, token expiry, send
     /// time) is logged (tests).
     pub data_log: Option<Vec<(FlowId, u32, Time, Time)>>,
+    /// A receiver's flows in SRPT order, rebuilt at every token slot: kept
+    /// between slots so that a token costs no allocation.
+    slot_order: Vec<(u64, Time, FlowId)>,
 }
 
 fn n_packets(size: u64, mss: u32) -> u32 {
@@ -250,6 +253,7 @@ impl Phost {
             tokens_issued: 0,
             token_log: None,
             data_log: None,
+            slot_order: Vec::new(),
         }
     }
 
@@ -412,21 +416,20 @@ impl Phost {
         self.hosts[host.idx()]
             .receiving
             .retain(|f| !recv[f.idx()].finished);
-        let mut order: Vec<(u64, Time, FlowId)> = self.hosts[host.idx()]
-            .receiving
-            .iter()
-            .map(|&f| {
-                let r = &self.recv[f.idx()];
-                let s = ctx.flow(f);
-                let got = (r.received.count() as u64 * ctx.format().mss as u64).min(s.size);
-                (s.size - got, s.start, f)
-            })
-            .collect();
+        let mut order = std::mem::take(&mut self.slot_order);
+        order.clear();
+        order.extend(self.hosts[host.idx()].receiving.iter().map(|&f| {
+            let r = &self.recv[f.idx()];
+            let s = ctx.flow(f);
+            let got = (r.received.count() as u64 * ctx.format().mss as u64).min(s.size);
+            (s.size - got, s.start, f)
+        }));
         order.sort_unstable();
         let mut wake: Option<Time> = None;
         let resend = Self::times(t_pkt, self.params.resend_timeout);
         let window_timeout = Self::times(t_pkt, self.params.window_timeout);
-        for (_, _, f) in order {
+        let mut sent = false;
+        for &(_, _, f) in &order {
             let r = &mut self.recv[f.idx()];
             if let Some(t) = r.resend_at {
                 if t > now {
@@ -484,6 +487,11 @@ impl Phost {
                 log.push((host, now));
             }
             self.schedule_slot(ctx, host, now + slot, false);
+            sent = true;
+            break;
+        }
+        self.slot_order = order;
+        if sent {
             return;
         }
         if let Some(w) = wake {
