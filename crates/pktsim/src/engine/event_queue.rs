@@ -1,8 +1,11 @@
-//! A min-heap of events keyed by (time, insertion sequence).
+//! Pending events keyed by (time, insertion sequence): a timing wheel for
+//! the near future and a heap for the rest.
 //!
 //! Ties in time come out in insertion order, so a run is a pure function of
 //! its inputs. Callers keep the number of pending events small (one per busy
-//! port or link, one per armed timer), which keeps the heap in cache.
+//! port or link, one per armed timer). Events due within a few microseconds
+//! (transmissions, propagation) go on a timing wheel; later ones (timers)
+//! into a 4-ary heap; a pop takes the smaller of the two fronts.
 
 use crate::time::Time;
 
@@ -28,9 +31,6 @@ impl<E: Copy> Heap<E> {
     }
     fn len(&self) -> usize {
         self.v.len()
-    }
-    fn is_empty(&self) -> bool {
-        self.v.is_empty()
     }
     fn peek(&self) -> Option<&Entry<E>> {
         self.v.first()
@@ -90,8 +90,146 @@ impl<E: Copy> Heap<E> {
     }
 }
 
+/// Width of a wheel bucket: 2^12 ps (4.1 ns), a few bytes' time at 10-100
+/// Gbit/s, so a bucket rarely holds more than one pending event.
+const BUCKET_SHIFT: u32 = 12;
+/// Buckets on the wheel: 1,024 buckets look 4.2 µs ahead, past most
+/// transmissions and propagation delays; later events (timers) wait in a
+/// heap.
+const WHEEL_LEN: usize = 1 << 10;
+
+/// A timing wheel (Varghese and Lauck, SOSP 1987) for the near future: one
+/// bucket per 4.1 ns, each a list in key order, so that scheduling and
+/// popping are a few predictable steps where a heap's sift takes ~330
+/// instructions and ~3 mispredicted branches. Every entry lies less than
+/// `WHEEL_LEN` buckets after the current time's bucket, so a bucket holds
+/// one lap only and the first occupied bucket from the current one holds
+/// the wheel's minimum.
+struct Wheel<E> {
+    /// Entries, linked per bucket through `next`; freed ones are reused.
+    nodes: Vec<(Entry<E>, u32)>,
+    free: Vec<u32>,
+    /// (first, last) node of each bucket; `NIL` when empty.
+    ends: Vec<(u32, u32)>,
+    /// Bit `i` set when bucket `i` is not empty.
+    occupied: Vec<u64>,
+    len: usize,
+}
+
+const NIL: u32 = u32::MAX;
+
+impl<E: Copy> Wheel<E> {
+    fn new() -> Self {
+        Wheel {
+            nodes: Vec::with_capacity(1024),
+            free: Vec::new(),
+            ends: vec![(NIL, NIL); WHEEL_LEN],
+            occupied: vec![0; WHEEL_LEN / 64],
+            len: 0,
+        }
+    }
+
+    /// Whether an event at `at` fits on the wheel seen from `now`.
+    #[inline]
+    fn fits(now: u64, at: u64) -> bool {
+        (at >> BUCKET_SHIFT) - (now >> BUCKET_SHIFT) < WHEEL_LEN as u64
+    }
+
+    #[inline]
+    fn bucket_of(key: u128) -> usize {
+        ((key >> 64) as u64 >> BUCKET_SHIFT) as usize % WHEEL_LEN
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        let b = Self::bucket_of(e.key);
+        let node = match self.free.pop() {
+            Some(i) => {
+                self.nodes[i as usize] = (e, NIL);
+                i
+            }
+            None => {
+                self.nodes.push((e, NIL));
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.len += 1;
+        let (first, last) = self.ends[b];
+        if first == NIL {
+            self.ends[b] = (node, node);
+            self.occupied[b / 64] |= 1 << (b % 64);
+        } else if self.nodes[last as usize].0.key < e.key {
+            // The usual case: later than everything in the bucket.
+            self.nodes[last as usize].1 = node;
+            self.ends[b].1 = node;
+        } else if e.key < self.nodes[first as usize].0.key {
+            self.nodes[node as usize].1 = first;
+            self.ends[b].0 = node;
+        } else {
+            let mut at = first;
+            loop {
+                let next = self.nodes[at as usize].1;
+                if self.nodes[next as usize].0.key > e.key {
+                    self.nodes[node as usize].1 = next;
+                    self.nodes[at as usize].1 = node;
+                    break;
+                }
+                at = next;
+            }
+        }
+    }
+
+    /// The first occupied bucket at or after the bucket of `now`.
+    #[inline]
+    fn first_bucket(&self, now: u64) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        let start = (now >> BUCKET_SHIFT) as usize % WHEEL_LEN;
+        let words = WHEEL_LEN / 64;
+        let mut w = start / 64;
+        let mut bits = self.occupied[w] & (!0u64 << (start % 64));
+        for _ in 0..=words {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w = (w + 1) % words;
+            bits = self.occupied[w];
+        }
+        None
+    }
+
+    /// The smallest entry, seen from `now`.
+    #[inline]
+    fn peek(&self, now: u64) -> Option<&Entry<E>> {
+        let b = self.first_bucket(now)?;
+        Some(&self.nodes[self.ends[b].0 as usize].0)
+    }
+
+    /// Remove the smallest entry, seen from `now`.
+    #[inline]
+    fn pop(&mut self, now: u64) -> Option<Entry<E>> {
+        let b = self.first_bucket(now)?;
+        let (first, last) = self.ends[b];
+        let (e, next) = self.nodes[first as usize];
+        if first == last {
+            self.ends[b] = (NIL, NIL);
+            self.occupied[b / 64] &= !(1 << (b % 64));
+        } else {
+            self.ends[b].0 = next;
+        }
+        self.free.push(first);
+        self.len -= 1;
+        Some(e)
+    }
+}
+
 /// Pending events ordered by (time, insertion sequence).
 pub struct EventQueue<E> {
+    /// Events less than the wheel's span ahead of the time they were
+    /// scheduled at.
+    wheel: Wheel<E>,
+    /// The others.
     heap: Heap<E>,
     next_seq: u64,
     now: Time,
@@ -107,6 +245,7 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
+            wheel: Wheel::new(),
             heap: Heap::with_capacity(1024),
             next_seq: 0,
             now: Time::ZERO,
@@ -127,22 +266,46 @@ impl<E: Copy> EventQueue<E> {
         let at = at.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: (at.0 as u128) << 64 | seq as u128,
             event,
-        });
+        };
+        if Wheel::<E>::fits(self.now.0, at.0) {
+            self.wheel.push(e);
+        } else {
+            self.heap.push(e);
+        }
+    }
+
+    /// Whether the next event is on the wheel (else in the heap); `None`
+    /// when nothing is pending.
+    #[inline]
+    fn next_on_wheel(&self) -> Option<bool> {
+        match (self.wheel.peek(self.now.0), self.heap.peek()) {
+            (Some(w), Some(h)) => Some(w.key < h.key),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        }
     }
 
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+        let e = match self.next_on_wheel()? {
+            true => self.wheel.peek(self.now.0),
+            false => self.heap.peek(),
+        }?;
+        Some(Time((e.key >> 64) as u64))
     }
 
     /// Remove the earliest event and advance the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
+        let e = match self.next_on_wheel()? {
+            true => self.wheel.pop(self.now.0),
+            false => self.heap.pop(),
+        }?;
         self.now = Time((e.key >> 64) as u64);
         Some((self.now, e.event))
     }
@@ -157,12 +320,12 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.wheel.len + self.heap.len()
     }
 
     /// Whether no events are pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -194,7 +357,9 @@ mod tests {
             let mut now = 0u64;
             for seq in 0..2000u64 {
                 if rng.below(100) < 60 || q.is_empty() {
-                    let span = [4, 1 << 20, 1 << 40][rng.below(3) as usize];
+                    // Same bucket, on the wheel, about its horizon, far.
+                    let horizon = (WHEEL_LEN as u64) << BUCKET_SHIFT;
+                    let span = [4, 1 << 20, horizon, 2 * horizon, 1 << 40][rng.below(5) as usize];
                     let at = now + rng.below(span);
                     q.schedule(Time(at), seq);
                     scheduled.push((at, seq));
