@@ -2,8 +2,8 @@
 # Run the whole pHost-paper evaluation: every config in this folder at load
 # 0.6, and the load sweep (pHost and pFabric of the Fig. 3 configs) over the
 # other loads, then write a markdown table of the results. The configs of
-# Figs. 8, 9c/d and 10 (bimodal*, incast_*, datamining_buf*) run at their
-# own setting only.
+# Figs. 8, 9 and 10 (bimodal*, *_perm_*, incast_*, datamining_buf*) run at
+# their own setting only.
 #
 #   ./run_all.sh                       # paper size: 100,000 flows per run
 #   ./run_all.sh --flows 2000 --jobs 2 # a laptop-sized version
@@ -60,7 +60,7 @@ for cfg in "$here"/*.toml; do
   stem="${file%.toml}"
   for load in $loads; do
     case "$stem" in
-      *_dctcp|*_fastpass|bimodal*|incast_*|datamining_buf*) [[ "$load" == "0.6" ]] || continue ;;
+      *_dctcp|*_fastpass|bimodal*|incast_*|datamining_buf*|*_perm_*) [[ "$load" == "0.6" ]] || continue ;;
     esac
     point="${stem}_load${load}"
     # A CDF file of this folder (bimodal_*.cdf): by absolute path, since the
