@@ -14,6 +14,9 @@ prints one line per run with what Figs. 3, 4 and 5 of Gao et al. (CoNEXT
 - p99 slowdown of the short flows (Fig. 5d);
 - NFCT = mean FCT / mean ideal FCT (Fig. 5a);
 - mean FCT of flows of 10 MiB or more (the long-flow gap of issue 20);
+- incast runs (`incast_*`, Fig. 9c/d): mean FCT and mean request
+  completion time in ms; a request is the flows that start together
+  towards one receiver, complete when its last flow is;
 - `mean_2015`: the mean slowdown as the 2015 simulator's metric would give
   it (spec §3.3, §4 item 11), estimated from our flows: the FCT ends when
   the sender has the final ACK (our FCT plus the ACK's trip back: h hops of
@@ -56,6 +59,15 @@ def slowdown_2015(done: pl.DataFrame) -> float:
     return done.select((fct / oracle).mean()).item()
 
 
+def incast_rct_ms(done: pl.DataFrame) -> float:
+    """Mean request completion time (ms) of an incast run: the flows of a
+    request start at the same instant towards the same receiver."""
+    per_request = done.group_by("start_ps", "dst").agg(
+        (pl.col("fct_ps").max()).alias("rct_ps")
+    )
+    return per_request["rct_ps"].mean() / 1e9
+
+
 def metrics(flows: pl.DataFrame, workload: str) -> dict:
     """The paper's metrics of one run's flows table."""
     done = flows.filter(pl.col("fct_ps").is_not_null())
@@ -76,6 +88,8 @@ def metrics(flows: pl.DataFrame, workload: str) -> dict:
         "nfct": done["fct_ps"].mean() / done["ideal_fct_ps"].mean(),
         "mib10_fct_ms": big["fct_ps"].mean() / 1e9 if big.height else None,
         "n_mib10": big.height,
+        "fct_ms": done["fct_ps"].mean() / 1e9,
+        "rct_ms": incast_rct_ms(done) if workload == "incast" else None,
     }
 
 
@@ -91,7 +105,7 @@ def fmt(x) -> str:
 def main(runs: Path, pattern: str) -> None:
     cols = [
         "run", "flows", "unfinished", "mean", "mean_2015", "short_mean", "long_mean",
-        "n_long", "short_p99", "nfct", "mib10_fct_ms", "n_mib10",
+        "n_long", "short_p99", "nfct", "mib10_fct_ms", "n_mib10", "fct_ms", "rct_ms",
     ]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))

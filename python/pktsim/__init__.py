@@ -3,6 +3,8 @@
 - :func:`run` runs one experiment (a path, TOML text or a dict) and returns
   a :class:`RunResult` (``.flows`` as a polars DataFrame, ``.summary``,
   ``.path``).
+- :func:`reference` computes flow-level SRPT and processor-sharing FCTs
+  on a finished run's arrivals, beside the measured ones.
 - :func:`sweep` runs a grid of experiments × seeds serially, on local
   processes or on a Dask cluster, into a hive-partitioned Parquet tree that
   :func:`load_sweep` reads in one call; interrupted sweeps resume.
@@ -15,6 +17,7 @@ from __future__ import annotations
 from . import _core
 from ._errors import ConfigError
 from .api import RunResult, run, validate
+from .reference import reference
 from .report import report
 from .reproduce import reproduce
 from .sweep import SweepResult, load_summaries, load_sweep, scan_sweep, sweep
@@ -28,6 +31,7 @@ __all__ = [
     "__version__",
     "load_summaries",
     "load_sweep",
+    "reference",
     "report",
     "reproduce",
     "run",

@@ -453,34 +453,52 @@ fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure>
 }
 
 fn cmd_reference(dir: &Path, rate: Option<String>, out: Option<PathBuf>) -> Result<(), Failure> {
-    use pktsim::metrics::reference::{flow_references, summarize};
-    let cfg = Config::load(&dir.join("config.toml"))?;
     let rate = match rate {
-        Some(r) => parse_rate(&r).map_err(|m| Failure {
+        Some(r) => Some(parse_rate(&r).map_err(|m| Failure {
             code: 2,
             msg: format!("--rate: {m}"),
-        })?,
-        None => bottleneck_rate(&cfg.topology)?,
+        })?),
+        None => None,
     };
-    let flows = pktsim::metrics::flows_table::read_flows(&dir.join("flows.parquet"))?;
-    let refs =
-        flow_references(&flows, cfg.network.mss, cfg.network.header_bytes, rate).map_err(|e| {
-            Failure {
-                code: 2,
-                msg: format!("{}: {e}", dir.display()),
-            }
-        })?;
-    let out = out.unwrap_or_else(|| dir.join("reference.parquet"));
-    pktsim::output::write_reference(&out, &flows, &refs)?;
-    let summary = summarize(&flows, &refs, rate);
+    let summary = reference_to_file(dir, rate, out.as_deref())?;
     let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
     println!("{json}");
     Ok(())
 }
 
+/// What `pktsim reference` does, minus printing: the flow-level SRPT and
+/// processor-sharing references (`pktsim::metrics::reference`) of the run
+/// in `dir` (its `flows.parquet` and `config.toml`) through one bottleneck
+/// of `rate` (default: the `bottleneck_rate` of a star or dumbbell, else
+/// the topology's host rate). Writes the per-flow table to `out` (default
+/// `dir/reference.parquet`) and returns the summary.
+pub fn reference_to_file(
+    dir: &Path,
+    rate: Option<Rate>,
+    out: Option<&Path>,
+) -> Result<pktsim::metrics::reference::ReferenceSummary, Error> {
+    use pktsim::metrics::reference::{flow_references, summarize};
+    let cfg = Config::load(&dir.join("config.toml"))?;
+    let rate = match rate {
+        Some(r) => r,
+        None => bottleneck_rate(&cfg.topology)?,
+    };
+    let flows = pktsim::metrics::flows_table::read_flows(&dir.join("flows.parquet"))?;
+    let refs =
+        flow_references(&flows, cfg.network.mss, cfg.network.header_bytes, rate).map_err(|e| {
+            Error::File {
+                file: dir.join("flows.parquet"),
+                msg: e.to_string(),
+            }
+        })?;
+    let default_out = dir.join("reference.parquet");
+    pktsim::output::write_reference(out.unwrap_or(&default_out), &flows, &refs)?;
+    Ok(summarize(&flows, &refs, rate))
+}
+
 /// The single bottleneck of a star (the last host's link) or a dumbbell;
 /// the host rate of any other topology.
-fn bottleneck_rate(t: &TopologyConfig) -> Result<Rate, Failure> {
+fn bottleneck_rate(t: &TopologyConfig) -> Result<Rate, Error> {
     let (text, field) = match t {
         TopologyConfig::Star {
             bottleneck_rate: Some(r),
@@ -489,9 +507,9 @@ fn bottleneck_rate(t: &TopologyConfig) -> Result<Rate, Failure> {
         TopologyConfig::Dumbbell {
             bottleneck_rate, ..
         } => (bottleneck_rate, "topology.bottleneck_rate"),
-        _ => return Ok(t.host_rate()?),
+        _ => return t.host_rate(),
     };
-    parse_rate(text).map_err(|m| Failure::from(Error::config(field, m)))
+    parse_rate(text).map_err(|m| Error::config(field, m))
 }
 
 /// Hash of a resolved config (the `config_hash` of the run metadata).

@@ -180,6 +180,33 @@ fn run(
         .map_err(|e| to_py(py, e))
 }
 
+/// Flow-level SRPT and processor-sharing references of the run in
+/// `run_dir` through one bottleneck (what `pktsim reference` computes):
+/// writes the per-flow table to `out` (default `run_dir/reference.parquet`)
+/// and returns the summary as JSON text. `rate` (e.g. `"10Gbps"`) overrides
+/// the bottleneck rate taken from the run's topology.
+#[pyfunction]
+#[pyo3(signature = (run_dir, rate = None, out = None))]
+fn reference(
+    py: Python<'_>,
+    run_dir: &str,
+    rate: Option<&str>,
+    out: Option<&str>,
+) -> PyResult<String> {
+    let rate = match rate {
+        Some(r) => {
+            Some(pktsim::time::parse_rate(r).map_err(|m| to_py(py, Error::config("rate", m)))?)
+        }
+        None => None,
+    };
+    let dir = PathBuf::from(run_dir);
+    let out = out.map(PathBuf::from);
+    let summary = py
+        .detach(move || pktsim_cli::reference_to_file(&dir, rate, out.as_deref()))
+        .map_err(|e| to_py(py, e))?;
+    serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Run the Rust command line (`argv[0]` is the program name); returns the
 /// exit code. The GIL is released for the whole command.
 #[pyfunction]
@@ -205,6 +232,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(reference, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(git_commit, m)?)?;

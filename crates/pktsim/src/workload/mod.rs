@@ -92,6 +92,12 @@ pub enum WorkloadConfig {
         /// uniform among the hosts outside the source's group.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         group_size: Option<u32>,
+        /// Each host sends only to one fixed partner, a random derangement
+        /// drawn once (the pHost paper's permutation traffic matrix).
+        /// Written to the resolved config only when true, so that configs
+        /// without it keep their hash.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        permutation: bool,
         /// Tag of these flows (default: the kind).
         tag: Option<String>,
     },
@@ -392,6 +398,7 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 start,
                 receiver,
                 group_size,
+                permutation,
                 ..
             } => poisson::generate(
                 &g,
@@ -402,6 +409,7 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 start,
                 *receiver,
                 *group_size,
+                *permutation,
             )?,
             WorkloadConfig::Incast {
                 senders,

@@ -1,6 +1,7 @@
 //! Fixed traffic patterns: all-to-all, permutation, static long flows.
 
 use super::{Gen, RawFlow};
+use crate::engine::Rng;
 use crate::error::Result;
 use crate::net::packet::NodeId;
 
@@ -24,8 +25,17 @@ pub fn all_to_all(g: &Gen, size: u64, start: &Option<String>) -> Result<Vec<RawF
 pub fn permutation(g: &Gen, size: u64, start: &Option<String>) -> Result<Vec<RawFlow>> {
     let size = g.size(size)?;
     let t = g.start(start)?;
-    let n = g.env.n_hosts as usize;
-    let mut rng = g.rng("permutation");
+    let p = derangement(&mut g.rng("permutation"), g.env.n_hosts);
+    Ok(p.iter()
+        .enumerate()
+        .map(|(s, &d)| (NodeId(s as u32), NodeId(d), size, t))
+        .collect())
+}
+
+/// A uniformly random derangement of `0..n` (`p[i] != i` for every `i`;
+/// `n` ≥ 2): Fisher-Yates shuffles until one has no fixed point.
+pub(super) fn derangement(rng: &mut Rng, n: u32) -> Vec<u32> {
+    let n = n as usize;
     let mut p: Vec<u32> = (0..n as u32).collect();
     loop {
         for i in (1..n).rev() {
@@ -33,13 +43,9 @@ pub fn permutation(g: &Gen, size: u64, start: &Option<String>) -> Result<Vec<Raw
             p.swap(i, j);
         }
         if p.iter().enumerate().all(|(i, &d)| i as u32 != d) {
-            break;
+            return p;
         }
     }
-    Ok(p.iter()
-        .enumerate()
-        .map(|(s, &d)| (NodeId(s as u32), NodeId(d), size, t))
-        .collect())
 }
 
 /// Long flows that start together.

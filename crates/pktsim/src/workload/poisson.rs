@@ -18,6 +18,13 @@
 //! consecutive ids and the destination is uniform among the hosts outside
 //! the source's group (FlashPass' WAN: every flow goes between two
 //! datacenters). The same λ offers each host `load` of its link.
+//!
+//! With `permutation = true`, each host sends only to one fixed partner, a
+//! random derangement drawn once per run: the pHost paper's permutation
+//! traffic matrix (Gao et al., CoNEXT 2015, §4.1, Fig. 9a/b; the 2015
+//! simulator's `PermutationTM`). The source is uniform, so the same λ
+//! offers every host `load` of its uplink and, through the derangement, of
+//! its downlink.
 
 use super::{Cdf, Gen, RawFlow};
 use crate::error::Result;
@@ -35,6 +42,7 @@ pub fn generate(
     start: &Option<String>,
     receiver: Option<u32>,
     group_size: Option<u32>,
+    permutation: bool,
 ) -> Result<Vec<RawFlow>> {
     if !(load > 0.0 && load < 1.0) {
         return Err(g.err("load", format!("must be in (0, 1), got {load}")));
@@ -67,6 +75,24 @@ pub fn generate(
             ));
         }
     }
+    let partner = if permutation {
+        if receiver.is_some() || group_size.is_some() {
+            return Err(g.err(
+                "permutation",
+                "give one of permutation, receiver and group_size",
+            ));
+        }
+        if n < 2 {
+            return Err(g.err("permutation", "needs at least two hosts"));
+        }
+        // Its own stream: the other streams' draws stay as without it.
+        Some(super::patterns::derangement(
+            &mut g.rng("poisson.permutation"),
+            n as u32,
+        ))
+    } else {
+        None
+    };
     // Mean wire bytes: payload plus headers, estimated from the CDF's mean
     // payload and mean packet count (exact for whole-packet sizes).
     let mean_wire = g.wire_bytes(cdf.mean());
@@ -97,6 +123,11 @@ pub fn generate(
             }
         }
         let (src, dst) = match receiver {
+            None if partner.is_some() => {
+                let src = hosts.below(n);
+                let dst = partner.as_ref().map_or(0, |p| p[src as usize] as u64);
+                (src, dst)
+            }
             None if group_size.is_some() => {
                 let k = group_size.unwrap_or(1) as u64;
                 let src = hosts.below(n);
@@ -163,7 +194,18 @@ mod tests {
         let names: Vec<String> = (0..144).map(|i| format!("h{i}")).collect();
         let e = env(144, &names);
         let g = Gen { env: &e, index: 0 };
-        let flows = generate(&g, "websearch", 0.6, Some(20_000), None, &None, None, None).unwrap();
+        let flows = generate(
+            &g,
+            "websearch",
+            0.6,
+            Some(20_000),
+            None,
+            &None,
+            None,
+            None,
+            false,
+        )
+        .unwrap();
         assert_eq!(flows.len(), 20_000);
         let span = flows.last().unwrap().3.as_secs_f64();
         let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
@@ -179,9 +221,19 @@ mod tests {
         let e = env(4, &names);
         let g = Gen { env: &e, index: 2 };
         for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
-            let err = generate(&g, "websearch", bad, Some(10), None, &None, None, None)
-                .unwrap_err()
-                .to_string();
+            let err = generate(
+                &g,
+                "websearch",
+                bad,
+                Some(10),
+                None,
+                &None,
+                None,
+                None,
+                false,
+            )
+            .unwrap_err()
+            .to_string();
             assert!(err.starts_with("workload[2].load"), "{err}");
         }
     }
@@ -191,9 +243,19 @@ mod tests {
         let names: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
         let e = env(4, &names);
         let g = Gen { env: &e, index: 0 };
-        let err = generate(&g, "websearch", 1e-12, Some(2000), None, &None, None, None)
-            .unwrap_err()
-            .to_string();
+        let err = generate(
+            &g,
+            "websearch",
+            1e-12,
+            Some(2000),
+            None,
+            &None,
+            None,
+            None,
+            false,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.starts_with("workload[0].load") && err.contains("time range"),
             "{err}"
@@ -214,6 +276,7 @@ mod tests {
             &Some("10us".into()),
             None,
             None,
+            false,
         )
         .unwrap();
         assert!(!f.is_empty());
@@ -236,6 +299,7 @@ mod tests {
             &None,
             Some(16),
             None,
+            false,
         )
         .unwrap();
         assert!(flows.iter().all(|f| f.1 == NodeId(16) && f.0 != NodeId(16)));
@@ -245,8 +309,18 @@ mod tests {
         let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
         let load = wire * 8.0 / span / 10e9;
         assert!((load - 0.5).abs() < 0.5 * 0.05, "offered load {load}");
-        let err =
-            generate(&g, "websearch", 0.5, Some(10), None, &None, Some(17), None).unwrap_err();
+        let err = generate(
+            &g,
+            "websearch",
+            0.5,
+            Some(10),
+            None,
+            &None,
+            Some(17),
+            None,
+            false,
+        )
+        .unwrap_err();
         assert!(err.to_string().starts_with("workload[0].receiver"), "{err}");
     }
 
@@ -255,7 +329,18 @@ mod tests {
         let names: Vec<String> = (0..6).map(|i| format!("h{i}")).collect();
         let e = env(6, &names);
         let g = Gen { env: &e, index: 0 };
-        let flows = generate(&g, "websearch", 0.5, Some(6000), None, &None, None, Some(2)).unwrap();
+        let flows = generate(
+            &g,
+            "websearch",
+            0.5,
+            Some(6000),
+            None,
+            &None,
+            None,
+            Some(2),
+            false,
+        )
+        .unwrap();
         assert!(flows.iter().all(|f| f.0 .0 / 2 != f.1 .0 / 2));
         // Each of the 6 × 4 cross-group pairs gets about 1/24 of the flows.
         for s in 0..6u32 {
@@ -267,9 +352,89 @@ mod tests {
                 assert!((180..320).contains(&c), "{s}->{d}: {c}");
             }
         }
-        let err = generate(&g, "websearch", 0.5, Some(10), None, &None, None, Some(4)).unwrap_err();
+        let err = generate(
+            &g,
+            "websearch",
+            0.5,
+            Some(10),
+            None,
+            &None,
+            None,
+            Some(4),
+            false,
+        )
+        .unwrap_err();
         assert!(
             err.to_string().starts_with("workload[0].group_size"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_permutation_sends_each_host_to_one_partner_at_the_load() {
+        let names: Vec<String> = (0..16).map(|i| format!("h{i}")).collect();
+        let e = env(16, &names);
+        let g = Gen { env: &e, index: 0 };
+        let flows = generate(
+            &g,
+            "websearch",
+            0.6,
+            Some(20_000),
+            None,
+            &None,
+            None,
+            None,
+            true,
+        )
+        .unwrap();
+        // One partner per source, a different one per source, never itself.
+        let mut partner = [None; 16];
+        for f in &flows {
+            let p = partner[f.0 .0 as usize].get_or_insert(f.1);
+            assert_eq!(*p, f.1, "host {} sends to two hosts", f.0 .0);
+        }
+        let mut dsts: Vec<u32> = partner
+            .iter()
+            .map(|p| p.expect("every host sends").0)
+            .collect();
+        assert!(dsts.iter().enumerate().all(|(s, &d)| s as u32 != d));
+        dsts.sort_unstable();
+        assert_eq!(dsts, (0..16).collect::<Vec<u32>>());
+        let span = flows.last().unwrap().3.as_secs_f64();
+        let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
+        let load = wire * 8.0 / span / (16.0 * 10e9);
+        assert!((load - 0.6).abs() < 0.6 * 0.05, "offered load {load}");
+        // The sizes and arrival times are those of the all-to-all run.
+        let all = generate(
+            &g,
+            "websearch",
+            0.6,
+            Some(20_000),
+            None,
+            &None,
+            None,
+            None,
+            false,
+        )
+        .unwrap();
+        assert!(flows
+            .iter()
+            .zip(&all)
+            .all(|(a, b)| a.2 == b.2 && a.3 == b.3));
+        let err = generate(
+            &g,
+            "websearch",
+            0.5,
+            Some(10),
+            None,
+            &None,
+            Some(3),
+            None,
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("workload[0].permutation"),
             "{err}"
         );
     }
