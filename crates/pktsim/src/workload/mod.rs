@@ -402,14 +402,16 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 ..
             } => poisson::generate(
                 &g,
-                cdf,
-                *load,
-                *flows,
-                duration.as_deref(),
-                start,
-                *receiver,
-                *group_size,
-                *permutation,
+                &poisson::PoissonSpec {
+                    cdf,
+                    load: *load,
+                    flows: *flows,
+                    duration: duration.as_deref(),
+                    start,
+                    receiver: *receiver,
+                    group_size: *group_size,
+                    permutation: *permutation,
+                },
             )?,
             WorkloadConfig::Incast {
                 senders,

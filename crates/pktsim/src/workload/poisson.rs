@@ -31,19 +31,39 @@ use crate::error::Result;
 use crate::net::packet::NodeId;
 use crate::time::{Rate, Time, MAX_DURATION, MAX_DURATION_DAYS, PS_PER_SEC};
 
+/// The Poisson workload's settings, as the config gives them.
+#[derive(Clone, Copy, Debug)]
+pub struct PoissonSpec<'a> {
+    /// Flow-size CDF: a shipped name or a file.
+    pub cdf: &'a str,
+    /// Offered load per host link, in (0, 1).
+    pub load: f64,
+    /// Stop after this many flows...
+    pub flows: Option<u64>,
+    /// ...or after this much time.
+    pub duration: Option<&'a str>,
+    /// Time of the first arrival window.
+    pub start: &'a Option<String>,
+    /// Every flow goes to this host.
+    pub receiver: Option<u32>,
+    /// Flows go only between groups of this many hosts.
+    pub group_size: Option<u32>,
+    /// Each host sends to one fixed partner.
+    pub permutation: bool,
+}
+
 /// Generate Poisson flows (see the module docs).
-#[allow(clippy::too_many_arguments)]
-pub fn generate(
-    g: &Gen,
-    cdf: &str,
-    load: f64,
-    flows: Option<u64>,
-    duration: Option<&str>,
-    start: &Option<String>,
-    receiver: Option<u32>,
-    group_size: Option<u32>,
-    permutation: bool,
-) -> Result<Vec<RawFlow>> {
+pub fn generate(g: &Gen, spec: &PoissonSpec) -> Result<Vec<RawFlow>> {
+    let PoissonSpec {
+        cdf,
+        load,
+        flows,
+        duration,
+        start,
+        receiver,
+        group_size,
+        permutation,
+    } = *spec;
     if !(load > 0.0 && load < 1.0) {
         return Err(g.err("load", format!("must be in (0, 1), got {load}")));
     }
@@ -189,23 +209,26 @@ mod tests {
     use super::*;
     use crate::workload::tests::env;
 
+    /// All-to-all arrivals of `cdf` sizes at `load`, `flows` of them.
+    fn spec(cdf: &str, load: f64, flows: Option<u64>) -> PoissonSpec<'_> {
+        PoissonSpec {
+            cdf,
+            load,
+            flows,
+            duration: None,
+            start: &None,
+            receiver: None,
+            group_size: None,
+            permutation: false,
+        }
+    }
+
     #[test]
     fn offered_load_matches_the_target() {
         let names: Vec<String> = (0..144).map(|i| format!("h{i}")).collect();
         let e = env(144, &names);
         let g = Gen { env: &e, index: 0 };
-        let flows = generate(
-            &g,
-            "websearch",
-            0.6,
-            Some(20_000),
-            None,
-            &None,
-            None,
-            None,
-            false,
-        )
-        .unwrap();
+        let flows = generate(&g, &spec("websearch", 0.6, Some(20_000))).unwrap();
         assert_eq!(flows.len(), 20_000);
         let span = flows.last().unwrap().3.as_secs_f64();
         let wire: f64 = flows.iter().map(|f| g.wire_bytes(f.2 as f64)).sum();
@@ -221,19 +244,9 @@ mod tests {
         let e = env(4, &names);
         let g = Gen { env: &e, index: 2 };
         for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
-            let err = generate(
-                &g,
-                "websearch",
-                bad,
-                Some(10),
-                None,
-                &None,
-                None,
-                None,
-                false,
-            )
-            .unwrap_err()
-            .to_string();
+            let err = generate(&g, &spec("websearch", bad, Some(10)))
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with("workload[2].load"), "{err}");
         }
     }
@@ -243,19 +256,9 @@ mod tests {
         let names: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
         let e = env(4, &names);
         let g = Gen { env: &e, index: 0 };
-        let err = generate(
-            &g,
-            "websearch",
-            1e-12,
-            Some(2000),
-            None,
-            &None,
-            None,
-            None,
-            false,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = generate(&g, &spec("websearch", 1e-12, Some(2000)))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("workload[0].load") && err.contains("time range"),
             "{err}"
@@ -269,14 +272,11 @@ mod tests {
         let g = Gen { env: &e, index: 0 };
         let f = generate(
             &g,
-            "imc10",
-            0.5,
-            None,
-            Some("1ms"),
-            &Some("10us".into()),
-            None,
-            None,
-            false,
+            &PoissonSpec {
+                duration: Some("1ms"),
+                start: &Some("10us".into()),
+                ..spec("imc10", 0.5, None)
+            },
         )
         .unwrap();
         assert!(!f.is_empty());
@@ -292,14 +292,10 @@ mod tests {
         let g = Gen { env: &e, index: 0 };
         let flows = generate(
             &g,
-            "websearch",
-            0.5,
-            Some(20_000),
-            None,
-            &None,
-            Some(16),
-            None,
-            false,
+            &PoissonSpec {
+                receiver: Some(16),
+                ..spec("websearch", 0.5, Some(20_000))
+            },
         )
         .unwrap();
         assert!(flows.iter().all(|f| f.1 == NodeId(16) && f.0 != NodeId(16)));
@@ -311,14 +307,10 @@ mod tests {
         assert!((load - 0.5).abs() < 0.5 * 0.05, "offered load {load}");
         let err = generate(
             &g,
-            "websearch",
-            0.5,
-            Some(10),
-            None,
-            &None,
-            Some(17),
-            None,
-            false,
+            &PoissonSpec {
+                receiver: Some(17),
+                ..spec("websearch", 0.5, Some(10))
+            },
         )
         .unwrap_err();
         assert!(err.to_string().starts_with("workload[0].receiver"), "{err}");
@@ -331,14 +323,10 @@ mod tests {
         let g = Gen { env: &e, index: 0 };
         let flows = generate(
             &g,
-            "websearch",
-            0.5,
-            Some(6000),
-            None,
-            &None,
-            None,
-            Some(2),
-            false,
+            &PoissonSpec {
+                group_size: Some(2),
+                ..spec("websearch", 0.5, Some(6000))
+            },
         )
         .unwrap();
         assert!(flows.iter().all(|f| f.0 .0 / 2 != f.1 .0 / 2));
@@ -354,14 +342,10 @@ mod tests {
         }
         let err = generate(
             &g,
-            "websearch",
-            0.5,
-            Some(10),
-            None,
-            &None,
-            None,
-            Some(4),
-            false,
+            &PoissonSpec {
+                group_size: Some(4),
+                ..spec("websearch", 0.5, Some(10))
+            },
         )
         .unwrap_err();
         assert!(
@@ -377,14 +361,10 @@ mod tests {
         let g = Gen { env: &e, index: 0 };
         let flows = generate(
             &g,
-            "websearch",
-            0.6,
-            Some(20_000),
-            None,
-            &None,
-            None,
-            None,
-            true,
+            &PoissonSpec {
+                permutation: true,
+                ..spec("websearch", 0.6, Some(20_000))
+            },
         )
         .unwrap();
         // One partner per source, a different one per source, never itself.
@@ -405,32 +385,18 @@ mod tests {
         let load = wire * 8.0 / span / (16.0 * 10e9);
         assert!((load - 0.6).abs() < 0.6 * 0.05, "offered load {load}");
         // The sizes and arrival times are those of the all-to-all run.
-        let all = generate(
-            &g,
-            "websearch",
-            0.6,
-            Some(20_000),
-            None,
-            &None,
-            None,
-            None,
-            false,
-        )
-        .unwrap();
+        let all = generate(&g, &spec("websearch", 0.6, Some(20_000))).unwrap();
         assert!(flows
             .iter()
             .zip(&all)
             .all(|(a, b)| a.2 == b.2 && a.3 == b.3));
         let err = generate(
             &g,
-            "websearch",
-            0.5,
-            Some(10),
-            None,
-            &None,
-            Some(3),
-            None,
-            true,
+            &PoissonSpec {
+                receiver: Some(3),
+                permutation: true,
+                ..spec("websearch", 0.5, Some(10))
+            },
         )
         .unwrap_err();
         assert!(
