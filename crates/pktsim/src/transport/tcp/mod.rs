@@ -155,7 +155,10 @@ struct Counts {
 /// TCP NewReno / DCTCP / CUBIC for every flow of a run.
 pub struct Tcp {
     params: TcpParams,
-    senders: Vec<Option<Sender>>,
+    /// Boxed: the handlers take a sender out while they work on it (the
+    /// borrow of `self` stays free), and a 570-byte sender moved out and
+    /// back on every ACK was 3 % of a run in `memcpy`; a box moves 8 bytes.
+    senders: Vec<Option<Box<Sender>>>,
     receivers: Vec<AckReceiver>,
     /// Each flow's pending RTO event (the deadline is the sender's).
     timers: Vec<LazyTimer>,
@@ -222,7 +225,7 @@ impl Tcp {
 
     /// The sender of a flow (for tests and inspection).
     pub fn sender(&self, f: FlowId) -> Option<&Sender> {
-        self.senders.get(f.idx())?.as_ref()
+        self.senders.get(f.idx())?.as_deref()
     }
 
     /// Per-flow sender event counts (zero for flows not started).
@@ -472,7 +475,13 @@ impl Transport for Tcp {
             notice_reduces_window: p.notice_reduces_window,
             notice_retx_base: p.notice_retx_base,
         };
-        let mut s = Sender::new(ctx.flow(f).size, mss, cfg, self.new_cc(), p.rcv_window);
+        let mut s = Box::new(Sender::new(
+            ctx.flow(f).size,
+            mss,
+            cfg,
+            self.new_cc(),
+            p.rcv_window,
+        ));
         self.transmit(ctx, f, &mut s);
         self.senders[f.idx()] = Some(s);
     }
