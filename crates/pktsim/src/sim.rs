@@ -275,6 +275,13 @@ impl<T: Transport> Simulation<T> {
             let Some((now, ev)) = self.events.pop() else {
                 unreachable!()
             };
+            // Start loading the state the next event will need while this
+            // one runs (see [`Network::prefetch_port`]).
+            match self.events.peek() {
+                Some(&Event::Arrive(p)) => self.net.prefetch_port(p, true),
+                Some(&Event::TxDone(p)) => self.net.prefetch_port(p, false),
+                _ => {}
+            }
             match ev {
                 Event::Arrive(p) => {
                     if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {

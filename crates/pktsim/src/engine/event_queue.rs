@@ -336,6 +336,20 @@ impl<E: Copy> EventQueue<E> {
         (self.front.place != Front::UNKNOWN.place).then_some(Time(self.front.time))
     }
 
+    /// The earliest pending event, without removing it.
+    #[inline]
+    pub fn peek(&mut self) -> Option<&E> {
+        self.peek_time()?;
+        match self.front.place {
+            Front::HEAP => self.heap.peek().map(|e| &e.event),
+            b => Some(
+                &self.wheel.nodes[self.wheel.ends[b as usize].0 as usize]
+                    .0
+                    .event,
+            ),
+        }
+    }
+
     /// Remove the earliest event and advance the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
@@ -414,8 +428,10 @@ mod tests {
                     // A peek (sometimes) must name the time the pop returns,
                     // even across the schedules made since an earlier peek.
                     let peeked = (rng.below(2) == 0).then(|| q.peek_time().unwrap());
+                    let peeked_event = q.peek().copied();
                     let (t, e) = q.pop().unwrap();
                     assert!(peeked.is_none_or(|p| p == t));
+                    assert_eq!(peeked_event, Some(e));
                     now = t.0;
                     popped.push((t.0, e));
                 }
