@@ -26,6 +26,10 @@ pub struct Port {
     /// Whether the peer forwards cut-through (it is a switch and the network
     /// is in cut-through mode): it then sees packets once their header arrives.
     pub cut_through: bool,
+    /// Whether the queue picks packets by priority rather than arrival
+    /// order ([`crate::net::queue::QueueConfig::schedules_by_priority`]): a
+    /// cut-through packet joins it only once it could start on this port.
+    pub picks_by_priority: bool,
     /// Queued packets (unused when `fifo` is set).
     pub queue: Queue,
     /// Set for FIFO ports whose departures are scheduled at enqueue time

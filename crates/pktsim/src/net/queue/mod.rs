@@ -315,6 +315,27 @@ impl QueueConfig {
         }
     }
 
+    /// Whether the discipline chooses which queued packet leaves next by
+    /// priority or rank rather than arrival order (pFabric, multi-class
+    /// priority, Vertigo, credit ports, and a rate limit around one of
+    /// them). A cut-through switch offers such a queue a packet only once it
+    /// could start sending it ([`crate::net::network::Network::on_arrive`]),
+    /// so that the port never picks a packet whose bits are still arriving
+    /// over a slower link while complete packets wait.
+    pub fn schedules_by_priority(&self) -> bool {
+        match self {
+            QueueConfig::DropTail
+            | QueueConfig::Ecn { .. }
+            | QueueConfig::Codel { .. }
+            | QueueConfig::Aifo { .. } => false,
+            QueueConfig::Priority { classes, .. } => *classes > 1,
+            QueueConfig::Pfabric | QueueConfig::Vertigo { .. } | QueueConfig::CreditPort { .. } => {
+                true
+            }
+            QueueConfig::RateLimited { inner, .. } => inner.schedules_by_priority(),
+        }
+    }
+
     /// For single-FIFO disciplines (drop-tail, ECN, one-class priority), the
     /// ECN threshold (if any): such ports can schedule departures at enqueue
     /// time. `None` for everything else.
