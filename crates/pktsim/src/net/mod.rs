@@ -22,8 +22,11 @@
 //! when its last bit has arrived. With cut-through, a switch sees a packet as
 //! soon as its header has arrived and may start sending it then, but never so
 //! early that the transmission would overtake the reception (which matters
-//! when the egress link is faster than the ingress one). Hosts always receive
-//! whole packets.
+//! when the egress link is faster than the ingress one). A queue that picks
+//! packets by priority (pFabric) is offered such a packet only once it could
+//! start, so that it never holds its port idle for it while complete packets
+//! wait; a FIFO port takes it at header time. Hosts always receive whole
+//! packets.
 
 pub mod eager_fifo;
 pub mod event;
