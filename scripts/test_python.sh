@@ -15,7 +15,8 @@ if [[ "${PKTSIM_PY_REINSTALL:-1}" != 0 ]]; then
   # Not editable: test what `pip install .` installs.
   .venv/bin/python -m pip install --quiet ".[dask,test]"
 fi
-.venv/bin/ruff check python/
+# The package and the experiments' scripts (config generators, table makers).
+.venv/bin/ruff check python/ experiments/
 # From outside the source tree, so the installed package is what is imported.
 cd python/tests
 ../../.venv/bin/python -m pytest -q -p no:cacheprovider

@@ -15,7 +15,10 @@ LOADS = [55, 65, 75, 85, 95]
 
 def main(folder: str) -> None:
     root = Path(folder)
-    print("| config | queries | completed | mean QCT (s) | p99 QCT (s) | drops | deflected | timeouts |")
+    print(
+        "| config | queries | completed | mean QCT (s) | p99 QCT (s) | drops | deflected"
+        " | timeouts |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for load in LOADS:
         for s in SCHEMES:

@@ -93,7 +93,8 @@ def main(out):
         mean = (f"{res['tcp']['mean_queue_bytes'] / fp:,.0f}x" if fp >= 1
                 else "Fastpass's mean is under 1 B")
         print(f"\nmean queue TCP / Fastpass: {mean}; max queue TCP / Fastpass: "
-              f"{res['tcp']['max_queue_bytes'] / max(res['fastpass']['max_queue_bytes'], 1):,.0f}x. "
+              f"{res['tcp']['max_queue_bytes'] / max(res['fastpass']['max_queue_bytes'], 1):,.0f}"
+              "x. "
               "A Fastpass maximum of 1 packet is the packet that arrives and starts "
               "at once: nothing ever waits.\n")
     print("### 5 flows -> 1 receiver, all 5 active (90-120 ms, 1 ms windows)\n")
@@ -119,7 +120,7 @@ def main(out):
         print("| phase (ms) | active | " + " | ".join(f"flow {f}" for f in flows)
               + " | fair share |")
         print("|---" * (len(flows) + 3) + "|")
-        for k, ((lo, hi), vals) in enumerate(zip(PHASES, table)):
+        for k, ((lo, hi), vals) in enumerate(zip(PHASES, table, strict=True)):
             active = min(k + 1, len(flows))
             print(f"| {lo}-{hi} | {active} | " + " | ".join(f"{v:.3f}" for v in vals)
                   + f" | {9.733 / active:.3f} |")

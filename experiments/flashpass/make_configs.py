@@ -30,10 +30,16 @@ def network(proto, switch_buffer):
 
 def static(n, delays, label, size_note):
     rng = random.Random(2021 + n)
-    access = [f"{rng.uniform(0, 20):.3f}ms" for _ in range(n)] if delays == "uniform" else ["10ms"] * n
+    if delays == "uniform":
+        access = [f"{rng.uniform(0, 20):.3f}ms" for _ in range(n)]
+    else:
+        access = ["10ms"] * n
     starts = [rng.uniform(0, 0.2) for _ in range(n)]
     hosts = ", ".join(f'"s{i}"' for i in range(n)) + ', "r"'
-    links = [f'  {{ a = "s{i}", b = "sw", rate = "10Gbps", delay = "{d}" }}' for i, d in enumerate(access)]
+    links = [
+        f'  {{ a = "s{i}", b = "sw", rate = "10Gbps", delay = "{d}" }}'
+        for i, d in enumerate(access)
+    ]
     links.append('  { a = "sw", b = "r", rate = "10Gbps", delay = "10ms" }')
     with open(f"static_{label}_flows.csv", "w") as f:
         f.write("src,dst,size_bytes,start_ns\n")
@@ -44,11 +50,14 @@ def static(n, delays, label, size_note):
             f.write(
                 f"# FlashPass Fig. 10 ({size_note}): {n} long flows into one receiver;\n"
                 "# 10 Gbit/s links, a 10 ms bottleneck, 200 KB per port (20 KB per Gbit/s),\n"
-                f"# access delays {'U(0, 20 ms)' if delays == 'uniform' else '10 ms'}, starts U(0, 0.2 s).\n"
+                "# access delays "
+                f"{'U(0, 20 ms)' if delays == 'uniform' else '10 ms'}, starts U(0, 0.2 s).\n"
                 "# 5 s, as the paper.\n"
                 f'name = "flashpass-static-{label}-{proto}"\n\n'
                 '[topology]\nkind = "explicit"\n'
-                f"hosts = [{hosts}]\nswitches = [\"sw\"]\nlinks = [\n" + ",\n".join(links) + "\n]\n\n"
+                f"hosts = [{hosts}]\nswitches = [\"sw\"]\nlinks = [\n"
+                + ",\n".join(links)
+                + "\n]\n\n"
                 + network(proto, 200_000)
                 + "\n" + PROTOCOLS[proto]
                 + f'\n[[workload]]\nkind = "csv"\nfile = "static_{label}_flows.csv"\n'
@@ -63,7 +72,8 @@ def dynamic(load, proto, extra="", suffix=""):
     links = [f'  {{ a = "{h}", b = "dc{h[2]}", rate = "1Gbps", delay = "10us" }}' for h in hosts]
     for a, b, d in [(1, 2, "40ms"), (1, 3, "30ms"), (2, 3, "20ms")]:
         links.append(
-            f'  {{ a = "dc{a}", b = "dc{b}", rate = "10Gbps", delay = "{d}", buffer_bytes = 200000 }}'
+            f'  {{ a = "dc{a}", b = "dc{b}", rate = "10Gbps", delay = "{d}",'
+            " buffer_bytes = 200000 }"
         )
     name = f"dynamic_load{load}_{proto}{suffix}"
     with open(f"{name}.toml", "w") as f:
@@ -80,7 +90,8 @@ def dynamic(load, proto, extra="", suffix=""):
             'switches = ["dc1", "dc2", "dc3"]\nlinks = [\n' + ",\n".join(links) + "\n]\n\n"
             + network(proto.replace("_star", ""), 20_000)
             + "\n" + PROTOCOLS[proto] + extra
-            + f'\n[[workload]]\nkind = "poisson"\ncdf = "../../workloads/ali_wan.cdf"\nload = {load}\n'
+            + '\n[[workload]]\nkind = "poisson"\ncdf = "../../workloads/ali_wan.cdf"\n'
+            f"load = {load}\n"
             f"flows = 200\ngroup_size = {per_dc}\n"
             + '\n[output]\nsize_buckets = [10000000]\n'
             + '\n[run]\ntime_limit = "60s"\n'
