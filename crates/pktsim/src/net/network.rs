@@ -816,34 +816,50 @@ impl Network {
         now: Time,
         ev: &mut EventQueue<E>,
     ) -> Option<Packet> {
-        if let Some(ready) = self.not_ready_until(pid, now) {
-            // Not yet: the packet stays at the head of its link until then.
-            // Later packets on the link arrive after its tail, so the link's
-            // arrival order holds.
-            let port = &mut self.ports[pid.idx()];
-            if let Some(head) = port.in_flight.front_mut() {
-                head.0 = ready;
+        let port = &mut self.ports[pid.idx()];
+        let node = port.peer;
+        if node.0 < self.n_hosts {
+            let (_, pkt) = port.in_flight.pop_front()?;
+            if let Some(&(next, _)) = port.in_flight.front() {
+                ev.schedule(next, NetEvent::Arrive(pid).into());
             }
-            ev.schedule(ready, NetEvent::Arrive(pid).into());
-            return None;
+            debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
+            self.counters.delivered[pkt.kind as usize] += 1;
+            return Some(pkt);
+        }
+        let cut_through = port.cut_through;
+        // The packet's `ready_at` is its tail's arrival here (set by
+        // `transmit`).
+        let (dst, size, tail) = port
+            .in_flight
+            .front()
+            .map(|(_, p)| (p.dst, p.size, p.ready_at))?;
+        // One routing lookup serves both the readiness check and the egress
+        // choice.
+        let hops = self.routing.next_hops(node, dst);
+        if cut_through {
+            if let Some(ready) = Self::not_ready_until(&self.ports, size, tail, hops, now) {
+                // Not yet: the packet stays at the head of its link until
+                // then. Later packets on the link arrive after its tail, so
+                // the link's arrival order holds.
+                let port = &mut self.ports[pid.idx()];
+                if let Some(head) = port.in_flight.front_mut() {
+                    head.0 = ready;
+                }
+                ev.schedule(ready, NetEvent::Arrive(pid).into());
+                return None;
+            }
         }
         let port = &mut self.ports[pid.idx()];
         let (_, mut pkt) = port.in_flight.pop_front()?;
         if let Some(&(next, _)) = port.in_flight.front() {
             ev.schedule(next, NetEvent::Arrive(pid).into());
         }
-        let node = port.peer;
-        let cut_through = port.cut_through;
-        if node.0 < self.n_hosts {
-            debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
-            self.counters.delivered[pkt.kind as usize] += 1;
-            return Some(pkt);
-        }
         if pkt.hops >= self.params.hop_limit {
             self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
             return None;
         }
-        let egress = self.route(node, &pkt, now);
+        let egress = Self::choose_egress(&mut self.ports, &mut self.egress, node, &pkt, now, hops);
         if cut_through {
             // Start no earlier than the moment that lets the transmission end
             // exactly when the last bit has arrived.
@@ -854,9 +870,10 @@ impl Network {
         None
     }
 
-    /// For the packet at the head of link `pid` reaching a cut-through
-    /// switch, the moment it could first start on its egress when that is
-    /// later than `now` and the egress queue picks by priority. A packet
+    /// For a packet of `size` bytes whose tail reaches a cut-through switch
+    /// at `tail`, with `hops` its equal-cost egress ports there, the moment
+    /// it could first start on its egress when that is later than `now` and
+    /// the egress queues pick by priority. A packet
     /// from a slower link (a 10 Gbit/s host into a 40 Gbit/s uplink) cannot
     /// start before its tail arrives less its own transmission time at the
     /// faster rate. A FIFO port sends its head first anyway and waits for
@@ -869,24 +886,22 @@ impl Network {
     /// The earliest start over the packet's next hops (the fastest one) is
     /// used, since the choice among them is made when the packet joins.
     #[inline]
-    fn not_ready_until(&self, pid: PortId, now: Time) -> Option<Time> {
-        let port = &self.ports[pid.idx()];
-        let node = port.peer;
-        if !port.cut_through || node.0 < self.n_hosts {
-            return None;
-        }
-        let (_, pkt) = port.in_flight.front()?;
-        let hops = self.routing.next_hops(node, pkt.dst);
+    fn not_ready_until(
+        ports: &[Port],
+        size: u32,
+        tail: Time,
+        hops: &[PortId],
+        now: Time,
+    ) -> Option<Time> {
         let mut out = u64::MAX;
         for &h in hops {
-            let p = &self.ports[h.idx()];
+            let p = &ports[h.idx()];
             if !p.picks_by_priority {
                 return None;
             }
-            out = out.min(p.tx_time(pkt.size).ps());
+            out = out.min(p.tx_time(size).ps());
         }
-        // `ready_at` is the tail's arrival here (set by `transmit`).
-        let ready = Time(pkt.ready_at.ps().saturating_sub(out));
+        let ready = Time(tail.ps().saturating_sub(out));
         (ready > now).then_some(ready)
     }
 
@@ -895,20 +910,32 @@ impl Network {
     #[inline]
     fn route(&mut self, sw: NodeId, pkt: &Packet, now: Time) -> PortId {
         let hops = self.routing.next_hops(sw, pkt.dst);
+        Self::choose_egress(&mut self.ports, &mut self.egress, sw, pkt, now, hops)
+    }
+
+    /// [`Network::route`] among `hops`, the equal-cost egress ports at `sw`
+    /// towards `pkt`'s destination, already looked up.
+    #[inline]
+    fn choose_egress(
+        ports: &mut [Port],
+        egress: &mut Egress,
+        sw: NodeId,
+        pkt: &Packet,
+        now: Time,
+        hops: &[PortId],
+    ) -> PortId {
         let n = hops.len();
         debug_assert!(n > 0, "no route");
         if n == 1 {
             return hops[0];
         }
-        if self.egress.policy.reads_queues() {
+        if egress.policy.reads_queues() {
             for &p in hops {
-                self.ports[p.idx()].touch(now);
+                ports[p.idx()].touch(now);
             }
         }
-        let ports = &self.ports;
-        let i = self
-            .egress
-            .choose(sw, pkt, n, |i| ports[hops[i].idx()].queued_bytes());
+        let ports = &*ports;
+        let i = egress.choose(sw, pkt, n, |i| ports[hops[i].idx()].queued_bytes());
         hops[i]
     }
 
