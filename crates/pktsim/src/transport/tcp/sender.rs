@@ -717,6 +717,15 @@ mod tests {
         out
     }
 
+    /// Duplicate ACKs of byte 0 at t = 20, 21, 22 µs, sending what each
+    /// allows: the third triggers fast retransmit.
+    fn three_duplicate_acks(s: &mut Sender) {
+        for i in 0..3 {
+            s.on_ack(t(20 + i), ack(0, None, t(0)));
+            pump(s, t(20 + i));
+        }
+    }
+
     fn ack(a: u64, sack: Option<(u64, u64)>, echo: Time) -> Ack {
         Ack {
             ack: a,
@@ -764,10 +773,7 @@ mod tests {
         s.w.cwnd = 10 * M;
         pump(&mut s, t(0));
         // Segments 0 and 5 lost.
-        for i in 0..3 {
-            s.on_ack(t(20 + i), ack(0, None, t(0)));
-            pump(&mut s, t(20 + i));
-        }
+        three_duplicate_acks(&mut s);
         assert!(s.in_recovery());
         let recover = s.high_data;
         // The retransmitted 0 fills the first hole: ACK 5000 is partial.
@@ -939,10 +945,7 @@ mod tests {
         let mut s = sender(false, 100 * M);
         s.w.cwnd = 10 * M;
         pump(&mut s, t(0));
-        for i in 0..3 {
-            s.on_ack(t(20 + i), ack(0, None, t(0)));
-            pump(&mut s, t(20 + i));
-        }
+        three_duplicate_acks(&mut s);
         assert!(s.in_recovery());
         s.on_ack(t(40), ack(5 * M, None, t(21)));
         assert_eq!(pump(&mut s, t(40))[0], 5 * M);
@@ -1025,10 +1028,7 @@ mod tests {
         s.cfg.timer = TimerMode::Linux;
         s.w.cwnd = 10 * M;
         pump(&mut s, t(0));
-        for i in 0..3 {
-            s.on_ack(t(20 + i), ack(0, None, t(0)));
-            pump(&mut s, t(20 + i));
-        }
+        three_duplicate_acks(&mut s);
         assert!(s.in_recovery());
         // Re-armed at the fast retransmit (the RFC mode keeps t = 1000).
         assert_eq!(s.rto_deadline, t(22 + 1000));
