@@ -247,6 +247,11 @@ impl Front {
     };
 }
 
+/// A place in the order of same-time events, taken by
+/// [`EventQueue::reserve`] for an event that may be scheduled later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reservation(u64);
+
 /// Pending events ordered by (time, insertion sequence).
 pub struct EventQueue<E> {
     /// Events less than the wheel's span ahead of the time they were
@@ -288,25 +293,59 @@ impl<E: Copy> EventQueue<E> {
     /// release builds the event runs at the current time instead.
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past");
-        let at = at.max(self.now);
         let seq = self.next_seq;
         self.next_seq += 1;
+        let place = self.insert(at, seq, event);
+        // A known front stays known: the new event is the new front only
+        // if strictly earlier (at an equal time it comes out after).
+        if self.front.place != Front::UNKNOWN.place && at.0 < self.front.time {
+            self.front = Front { place, time: at.0 };
+        }
+    }
+
+    /// Take the place among same-time events that an event scheduled now
+    /// would get, without scheduling one. [`EventQueue::schedule_reserved`]
+    /// later puts an event exactly there, so a component can leave out
+    /// events that turn out to be unneeded and still run exactly as if it
+    /// had scheduled them all (a NIC's run-dry event, see
+    /// `Network::request_nic_idle`).
+    #[inline]
+    pub fn reserve(&mut self) -> Reservation {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Reservation(seq)
+    }
+
+    /// Schedule `event` at `at` in the place `r` took when it was reserved:
+    /// it comes out after same-time events scheduled before the reservation
+    /// and before those scheduled after it. Each reservation is for one
+    /// event (a second one with the same place would tie in an unspecified
+    /// order).
+    #[inline]
+    pub fn schedule_reserved(&mut self, at: Time, r: Reservation, event: E) {
+        self.insert(at, r.0, event);
+        // At an equal time the reserved event may precede the remembered
+        // front: look it up again.
+        if self.front.place != Front::UNKNOWN.place && at.0 <= self.front.time {
+            self.front = Front::UNKNOWN;
+        }
+    }
+
+    /// Put an entry on the wheel or the heap; returns its [`Front`] place.
+    #[inline]
+    fn insert(&mut self, at: Time, seq: u64, event: E) -> u32 {
+        debug_assert!(at >= self.now, "event scheduled in the past");
+        let at = at.max(self.now);
         let e = Entry {
             key: (at.0 as u128) << 64 | seq as u128,
             event,
         };
-        let place = if Wheel::<E>::fits(self.now.0, at.0) {
+        if Wheel::<E>::fits(self.now.0, at.0) {
             self.wheel.push(e);
             Wheel::<E>::bucket_of(e.key) as u32
         } else {
             self.heap.push(e);
             Front::HEAP
-        };
-        // A known front stays known: the new event is the new front only
-        // if strictly earlier (at an equal time it comes out after).
-        if self.front.place != Front::UNKNOWN.place && at.0 < self.front.time {
-            self.front = Front { place, time: at.0 };
         }
     }
 
@@ -442,6 +481,69 @@ mod tests {
             assert!(popped.windows(2).all(|w| w[0] < w[1]), "out of order");
             scheduled.sort();
             assert_eq!(popped, scheduled);
+        }
+    }
+
+    /// Events scheduled later into reserved places come out exactly where
+    /// they would have had they been scheduled when reserved; reservations
+    /// never used leave no trace. Checked against the queue itself,
+    /// scheduling every event at once.
+    #[test]
+    fn a_reserved_place_orders_like_an_event_scheduled_then() {
+        let mut rng = crate::engine::Rng::from_seed_u64(5);
+        for _ in 0..30 {
+            let mut q = EventQueue::new();
+            let mut reference = EventQueue::new();
+            // (time, reservation, event) not yet scheduled in `q`.
+            let mut held: Vec<(u64, Reservation, u64)> = Vec::new();
+            let mut popped = Vec::new();
+            let mut expected = Vec::new();
+            let mut now = 0u64;
+            for id in 0..2000u64 {
+                let horizon = (WHEEL_LEN as u64) << BUCKET_SHIFT;
+                let span = [4, 1 << 16, 2 * horizon][rng.below(3) as usize];
+                let at = now + rng.below(span);
+                match rng.below(10) {
+                    0..=4 => {
+                        q.schedule(Time(at), id);
+                        reference.schedule(Time(at), id);
+                    }
+                    5..=6 => {
+                        // Reserved now; scheduled later or never (odd ids).
+                        let r = q.reserve();
+                        if id % 2 == 0 {
+                            held.push((at, r, id));
+                            reference.schedule(Time(at), id);
+                        } else {
+                            reference.reserve();
+                        }
+                    }
+                    7 if !held.is_empty() => {
+                        let (t, r, e) = held.swap_remove(rng.below(held.len() as u64) as usize);
+                        q.schedule_reserved(Time(t.max(now)), r, e);
+                    }
+                    _ => {
+                        // Pop only when no held event would come first.
+                        let Some(t) = q.peek_time() else { continue };
+                        if held.iter().any(|h| h.0 <= t.0) {
+                            continue;
+                        }
+                        let (t, e) = q.pop().unwrap();
+                        now = t.0;
+                        popped.push((t.0, e));
+                    }
+                }
+            }
+            for (t, r, e) in held.drain(..) {
+                q.schedule_reserved(Time(t.max(now)), r, e);
+            }
+            while let Some((t, e)) = q.pop() {
+                popped.push((t.0, e));
+            }
+            while let Some((t, e)) = reference.pop() {
+                expected.push((t.0, e));
+            }
+            assert_eq!(popped, expected);
         }
     }
 }

@@ -8,6 +8,8 @@
 //! - [`port`]: an output queue, its transmitter and its link.
 //! - [`queue`]: queue disciplines, one file each, and the rate limit.
 //! - [`eager_fifo`]: FIFO ports that schedule departures at enqueue time.
+//! - `nic_idle`: telling transports that a host NIC ran dry, with an event
+//!   only where one asked.
 //! - [`switch`]: egress choice and the refusal hook (drop, notify, deflect,
 //!   trim), and the hop limit.
 //! - [`routing`], [`topology`]: equal-cost shortest paths; topology builders.
@@ -31,6 +33,7 @@
 pub mod eager_fifo;
 pub mod event;
 pub mod network;
+pub(crate) mod nic_idle;
 pub mod port;
 pub mod queue;
 pub mod routing;

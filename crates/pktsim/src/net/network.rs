@@ -10,6 +10,7 @@ use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
 use crate::metrics::{Counters, DropReason, QueueSample};
 use crate::net::event::NetEvent;
+use crate::net::nic_idle::NicIdleRequests;
 use crate::net::port::{Port, PortStats};
 use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
 use crate::net::routing::Routing;
@@ -176,9 +177,8 @@ pub struct Network {
     /// When the last data packet of each flow left its sender's NIC queue
     /// for the wire, and how long it had waited there.
     pub nic_flow_departed: Vec<(Time, crate::time::Duration)>,
-    /// Hosts whose transport asked for one [`NetEvent::NicIdle`] when their
-    /// NIC next runs dry.
-    nic_idle_wanted: Vec<bool>,
+    /// Run-dry events asked for and reserved, per host.
+    nic_idle: NicIdleRequests,
     n_hosts: u32,
     params: NetworkParams,
     egress: Egress,
@@ -306,7 +306,7 @@ impl Network {
             flow_drops: Vec::new(),
             nic_flow_bytes: Vec::new(),
             nic_flow_departed: Vec::new(),
-            nic_idle_wanted: vec![false; n_hosts],
+            nic_idle: NicIdleRequests::new(n_hosts),
             n_hosts: n_hosts as u32,
             params,
             egress,
@@ -707,11 +707,9 @@ impl Network {
                             *t = (now, now.since(pkt.sent_at.min(now)));
                         }
                     }
-                    if !more
-                        && (self.params.nic_pull
-                            || std::mem::take(&mut self.nic_idle_wanted[owner.idx()]))
-                    {
-                        ev.schedule(end, NetEvent::NicIdle(owner).into());
+                    if !more {
+                        self.nic_idle
+                            .on_last_packet(owner, end, self.params.nic_pull, ev);
                     }
                 }
             }
@@ -740,10 +738,20 @@ impl Network {
         }
     }
 
-    /// Ask for one [`NetEvent::NicIdle`] when `host`'s NIC next runs dry.
+    /// Ask for one [`NetEvent::NicIdle`] when `host`'s NIC next runs dry:
+    /// at the end of the packet on the wire if nothing is queued behind it,
+    /// else when the last queued packet ends.
     #[inline]
-    pub fn request_nic_idle(&mut self, host: NodeId) {
-        self.nic_idle_wanted[host.idx()] = true;
+    pub fn request_nic_idle<E: From<NetEvent> + Copy>(
+        &mut self,
+        host: NodeId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        let p = &self.ports[self.nic(host).idx()];
+        let last_packet_ends = (p.busy_until > now && p.queued_packets() == 0 && !p.tx_pending)
+            .then_some(p.busy_until);
+        self.nic_idle.request(host, last_packet_ends, ev);
     }
 
     /// Free bytes in `host`'s NIC queue.

@@ -285,7 +285,7 @@ impl Ctx<'_> {
     /// runs dry (for transports that hold packets back while it is busy).
     #[inline]
     pub fn request_nic_idle(&mut self, host: NodeId) {
-        self.net.request_nic_idle(host);
+        self.net.request_nic_idle(host, self.now, self.events);
     }
     /// Whether `host`'s NIC is idle with nothing queued.
     #[inline]

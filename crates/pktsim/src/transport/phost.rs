@@ -300,13 +300,17 @@ impl Phost {
     }
 
     /// The sender's loop: if the NIC is free, send one data packet of the
-    /// flow with the fewest remaining packets that holds a live token.
+    /// flow with the fewest remaining packets that holds a live token. The
+    /// choice is made at the last moment, when the NIC runs dry: while it
+    /// is busy and tokens are held, ask to hear when it does.
     fn try_send(&mut self, ctx: &mut Ctx, host: NodeId) {
         if !ctx.nic_idle(host) {
+            ctx.request_nic_idle(host);
             return;
         }
         let now = ctx.now();
         let mut best: Option<(u32, Time, FlowId)> = None;
+        let mut holders = 0;
         let sending = std::mem::take(&mut self.host(host).sending);
         for &f in &sending {
             let s = &mut self.send[f.idx()];
@@ -316,6 +320,7 @@ impl Phost {
             if s.tokens.is_empty() {
                 continue;
             }
+            holders += 1;
             let key = (s.remaining, ctx.flow(f).start, f);
             if best.is_none_or(|b| key < b) {
                 best = Some(key);
@@ -342,6 +347,10 @@ impl Phost {
             log.push((f, tok.seq, tok.expires, now));
         }
         ctx.send(p);
+        if holders > 1 || !self.send[f.idx()].tokens.is_empty() {
+            // Tokens left: the next packet goes when this one is out.
+            ctx.request_nic_idle(host);
+        }
     }
 
     /// Receiver: set up a flow on its RTS (or its first data packet).
@@ -523,10 +532,6 @@ impl Phost {
 impl Transport for Phost {
     fn name(&self) -> &'static str {
         "phost"
-    }
-
-    fn wants_nic_pull(&self) -> bool {
-        true
     }
 
     fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
