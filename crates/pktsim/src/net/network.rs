@@ -263,6 +263,7 @@ impl Network {
                     header_time: l.rate.tx_time(params.header_bytes as u64),
                     cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
                     picks_by_priority: qcfg.schedules_by_priority(),
+                    waits_at_peer: false,
                     queue,
                     fifo,
                     limit,
@@ -290,6 +291,14 @@ impl Network {
                     node.name
                 )));
             }
+        }
+        for i in 0..ports.len() {
+            let (peer, rate) = (ports[i].peer, ports[i].rate.bps());
+            ports[i].waits_at_peer = ports[i].cut_through
+                && nodes[peer.idx()].ports.iter().any(|q| {
+                    let q = &ports[q.idx()];
+                    q.picks_by_priority && q.rate.bps() > rate
+                });
         }
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
@@ -623,16 +632,20 @@ impl Network {
             fifo.push(leaves, pkt.size);
             port.note_size();
         }
-        Self::transmit(port, pkt, leaves, ev, pid, &mut self.counters);
+        Self::transmit(port, pkt, leaves, 0, ev, pid, &mut self.counters);
     }
 
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
-    /// cut-through ready time).
+    /// cut-through ready time). `next_tx`: the packet's transmission time on
+    /// its next hop when that hop's queue picks by priority and may be
+    /// faster than this link, so that the packet arrives there only once it
+    /// could start (see [`Network::not_ready_until`]); else 0.
     #[inline]
     fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
         mut pkt: Packet,
         at: Time,
+        next_tx: u64,
         ev: &mut EventQueue<E>,
         pid: PortId,
         counters: &mut Counters,
@@ -642,7 +655,12 @@ impl Network {
         let end = start + tx;
         let tail = end + port.delay;
         let arrival = if port.cut_through {
-            start + port.header_time + port.delay
+            let header = start + port.header_time + port.delay;
+            if next_tx == 0 {
+                header
+            } else {
+                header.max(Time(tail.ps().saturating_sub(next_tx)))
+            }
         } else {
             tail
         };
@@ -684,12 +702,20 @@ impl Network {
         if let Some(pool) = port.pool {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
+        let next_tx = match &got {
+            Dequeue::Packet(pkt) if self.ports[pid.idx()].waits_at_peer => {
+                let peer = self.ports[pid.idx()].peer;
+                let hops = self.routing.next_hops(peer, pkt.dst);
+                Self::priority_tx(&self.ports, pkt.size, hops).unwrap_or(0)
+            }
+            _ => 0,
+        };
         let port = &mut self.ports[pid.idx()];
         match got {
             Dequeue::Packet(pkt) => {
                 let owner = port.owner;
                 let at_host = owner.0 < self.n_hosts;
-                Self::transmit(port, pkt, now, ev, pid, &mut self.counters);
+                Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
                 let end = port.busy_until;
                 let more = !port.queue.is_empty();
                 if more {
@@ -893,6 +919,10 @@ impl Network {
     /// timeouts (issue 20). So it joins such a queue only when it could start.
     /// The earliest start over the packet's next hops (the fastest one) is
     /// used, since the choice among them is made when the packet joins.
+    /// A port whose peer may hold packets so ([`Port::waits_at_peer`])
+    /// schedules their arrival there at that moment already
+    /// ([`Network::transmit`]), which saves the second arrival event; this
+    /// check covers the others.
     #[inline]
     fn not_ready_until(
         ports: &[Port],
@@ -901,6 +931,15 @@ impl Network {
         hops: &[PortId],
         now: Time,
     ) -> Option<Time> {
+        let out = Self::priority_tx(ports, size, hops)?;
+        let ready = Time(tail.ps().saturating_sub(out));
+        (ready > now).then_some(ready)
+    }
+
+    /// The transmission time of `size` bytes on the fastest of `hops` (in
+    /// ps) if every one of them picks by priority, else `None`.
+    #[inline]
+    fn priority_tx(ports: &[Port], size: u32, hops: &[PortId]) -> Option<u64> {
         let mut out = u64::MAX;
         for &h in hops {
             let p = &ports[h.idx()];
@@ -909,8 +948,7 @@ impl Network {
             }
             out = out.min(p.tx_time(size).ps());
         }
-        let ready = Time(tail.ps().saturating_sub(out));
-        (ready > now).then_some(ready)
+        Some(out)
     }
 
     /// Pick the egress port at switch `sw` for `pkt` (the switch stage's

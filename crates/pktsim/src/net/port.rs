@@ -30,6 +30,11 @@ pub struct Port {
     /// order ([`crate::net::queue::QueueConfig::schedules_by_priority`]): a
     /// cut-through packet joins it only once it could start on this port.
     pub picks_by_priority: bool,
+    /// Whether the peer is a cut-through switch with a port that picks by
+    /// priority and is faster than this link: a packet from here may have to
+    /// wait there for its last bits before it joins that port's queue, so
+    /// its arrival is scheduled for when it could start.
+    pub waits_at_peer: bool,
     /// Queued packets (unused when `fifo` is set).
     pub queue: Queue,
     /// Set for FIFO ports whose departures are scheduled at enqueue time
