@@ -501,3 +501,49 @@ file = "tests/data/rack_to_rack_four.csv"
         );
     }
 }
+
+#[test]
+fn a_packet_through_an_idle_pfabric_port_counts_as_a_one_packet_queue() {
+    // One flow alone in the fabric: every packet finds its switch ports idle
+    // and their queues empty and leaves at once (idle ports send it without
+    // the round trip through the queue). The ports' statistics must still
+    // show what a queue that held it for an instant shows: one packet of
+    // full size at most, on exactly the switch ports of its path.
+    let w = r#"
+[[workload]]
+kind = "static"
+pairs = [[0, 8]]
+size = 30000
+"#;
+    let exp = prepare(&fabric(r#"protocol = "pfabric""#, 36_000, w));
+    let mut sim = Simulation::new(
+        exp.net,
+        Pfabric::new(PfabricParams::default()),
+        exp.workload,
+        exp.format,
+        exp.limits,
+        1,
+    );
+    sim.setup().expect("set up");
+    let reason = sim.run(None);
+    let n_hosts = sim.net.n_hosts();
+    let data_ports: Vec<(u32, u64, u64)> = sim
+        .net
+        .ports
+        .iter()
+        .filter(|p| p.owner.0 >= n_hosts && p.stats.tx_bytes > 0)
+        .map(|p| (p.stats.max_packets, p.stats.max_bytes, p.stats.tx_packets))
+        .collect();
+    let out = sim.finish(reason);
+    assert_conserved(&out);
+    assert!(out.flows[0].finish.is_some());
+    // Data up and down through both spines (sprayed), ACKs back: ten
+    // ports, each with a queue of one packet at most, of the size it sent.
+    assert_eq!(data_ports.len(), 10, "{data_ports:?}");
+    for &(max_packets, max_bytes, _) in &data_ports {
+        assert_eq!(max_packets, 1, "{data_ports:?}");
+        assert!(max_bytes == 40 || max_bytes == 1500, "{data_ports:?}");
+    }
+    let data: u64 = data_ports.iter().filter(|p| p.1 == 1500).map(|p| p.2).sum();
+    assert_eq!(data, 21 * 3, "21 data packets, three switch hops each");
+}

@@ -583,6 +583,22 @@ impl Network {
             self.enqueue_eager(pid, pkt, now, ev, offer);
             return;
         }
+        if port.busy_until <= now
+            && !port.tx_pending
+            && port.pool.is_none()
+            && port.owner.0 >= self.n_hosts
+            && port.queue.is_empty_pass_through()
+            && pkt.size as u64 <= port.limit + offer.extra_room
+        {
+            // An idle switch port with an empty queue that would take the
+            // packet and hand it straight back: send it without the round
+            // trip through the queue (most packet-hops below full load).
+            port.note_size_with(pkt.size);
+            let next_tx = self.next_tx(pid, &pkt);
+            let port = &mut self.ports[pid.idx()];
+            Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
+            return;
+        }
         let before = port.queue.bytes();
         let limit = match port.pool {
             Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
@@ -703,11 +719,7 @@ impl Network {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
         let next_tx = match &got {
-            Dequeue::Packet(pkt) if self.ports[pid.idx()].waits_at_peer => {
-                let peer = self.ports[pid.idx()].peer;
-                let hops = self.routing.next_hops(peer, pkt.dst);
-                Self::priority_tx(&self.ports, pkt.size, hops).unwrap_or(0)
-            }
+            Dequeue::Packet(pkt) => self.next_tx(pid, pkt),
             _ => 0,
         };
         let port = &mut self.ports[pid.idx()];
@@ -752,6 +764,18 @@ impl Network {
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, Offer::FIRST);
         }
+    }
+
+    /// The `next_tx` argument of [`Network::transmit`] for `pkt` leaving on
+    /// port `pid`.
+    #[inline]
+    fn next_tx(&self, pid: PortId, pkt: &Packet) -> u64 {
+        let port = &self.ports[pid.idx()];
+        if !port.waits_at_peer {
+            return 0;
+        }
+        let hops = self.routing.next_hops(port.peer, pkt.dst);
+        Self::priority_tx(&self.ports, pkt.size, hops).unwrap_or(0)
     }
 
     /// A data packet left its sender's NIC queue (sent or dropped).

@@ -142,6 +142,15 @@ impl Port {
         self.stats.max_packets = self.stats.max_packets.max(self.queued_packets() as u32);
     }
 
+    /// Record the queue size of an empty queue holding one packet of
+    /// `size` bytes: what [`Port::note_size`] records when a packet passes
+    /// through an idle port's queue.
+    #[inline]
+    pub fn note_size_with(&mut self, size: u32) {
+        self.stats.max_bytes = self.stats.max_bytes.max(size as u64);
+        self.stats.max_packets = self.stats.max_packets.max(1);
+    }
+
     /// Mean queue in bytes between `from` (a snapshot) and now.
     pub fn mean_bytes_since(&self, from: &PortStats) -> f64 {
         let dt = (self.stats.last_change - from.last_change).ps();

@@ -477,6 +477,17 @@ macro_rules! dispatch {
 }
 
 impl Queue {
+    /// Whether the queue is empty and a packet offered now would be
+    /// admitted and dequeued at once with no other effect (no marking,
+    /// admission state or pacing): so an idle port may send it directly.
+    #[inline]
+    pub fn is_empty_pass_through(&self) -> bool {
+        match self {
+            Queue::Pfabric(q) => q.is_empty(),
+            _ => false,
+        }
+    }
+
     /// The variants behind a box (they hold a `Queue` inside): the dispatch
     /// through them recurses, which would stop the compiler from inlining
     /// the per-packet calls, so they get a call of their own.
