@@ -179,6 +179,9 @@ pub struct Network {
     pub nic_flow_departed: Vec<(Time, crate::time::Duration)>,
     /// Run-dry events asked for and reserved, per host.
     nic_idle: NicIdleRequests,
+    /// Per port, its link rate in bit/s if its queue picks by priority, else
+    /// 0 (see [`Network::priority_tx`]).
+    priority_rate: Vec<u64>,
     n_hosts: u32,
     params: NetworkParams,
     egress: Egress,
@@ -300,6 +303,10 @@ impl Network {
                     q.picks_by_priority && q.rate.bps() > rate
                 });
         }
+        let priority_rate = ports
+            .iter()
+            .map(|p| if p.picks_by_priority { p.rate.bps() } else { 0 })
+            .collect();
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
         let hook = match &params.fastlane {
@@ -316,6 +323,7 @@ impl Network {
             nic_flow_bytes: Vec::new(),
             nic_flow_departed: Vec::new(),
             nic_idle: NicIdleRequests::new(n_hosts),
+            priority_rate,
             n_hosts: n_hosts as u32,
             params,
             egress,
@@ -628,6 +636,7 @@ impl Network {
         ev: &mut EventQueue<E>,
         offer: Offer,
     ) {
+        let next_tx = self.next_tx(pid, &pkt);
         let port = &mut self.ports[pid.idx()];
         let Some(fifo) = port.fifo.as_mut() else {
             return;
@@ -648,14 +657,14 @@ impl Network {
             fifo.push(leaves, pkt.size);
             port.note_size();
         }
-        Self::transmit(port, pkt, leaves, 0, ev, pid, &mut self.counters);
+        Self::transmit(port, pkt, leaves, next_tx, ev, pid, &mut self.counters);
     }
 
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
     /// cut-through ready time). `next_tx`: the packet's transmission time on
     /// its next hop when that hop's queue picks by priority and may be
     /// faster than this link, so that the packet arrives there only once it
-    /// could start (see [`Network::not_ready_until`]); else 0.
+    /// could start (see [`Network::next_tx`]); else 0.
     #[inline]
     fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
@@ -767,7 +776,22 @@ impl Network {
     }
 
     /// The `next_tx` argument of [`Network::transmit`] for `pkt` leaving on
-    /// port `pid`.
+    /// port `pid`: its transmission time on the fastest of its next hops at
+    /// a cut-through peer whose queues there pick by priority, when one of
+    /// them may be faster than this link ([`Port::waits_at_peer`]); else 0.
+    ///
+    /// A packet from a slower link (a 10 Gbit/s host into a 40 Gbit/s
+    /// uplink) cannot start before its tail arrives less its own
+    /// transmission time at the faster rate. A FIFO port sends its head
+    /// first anyway and waits for those bits (see `transmit`); a priority
+    /// queue offered the packet at header time would pick it as the most
+    /// urgent and hold the port idle for up to the difference of the two
+    /// transmission times while complete packets wait, taking up to three
+    /// quarters of a 40 Gbit/s uplink's time when one urgent flow feeds it,
+    /// which pFabric's long flows paid for in timeouts (issue 20). So the
+    /// packet arrives at such a queue only once it could start. The
+    /// earliest start over the next hops (the fastest one) is used, since
+    /// the choice among them is made when the packet arrives.
     #[inline]
     fn next_tx(&self, pid: PortId, pkt: &Packet) -> u64 {
         let port = &self.ports[pid.idx()];
@@ -775,7 +799,7 @@ impl Network {
             return 0;
         }
         let hops = self.routing.next_hops(port.peer, pkt.dst);
-        Self::priority_tx(&self.ports, pkt.size, hops).unwrap_or(0)
+        self.priority_tx(pkt.size, hops).unwrap_or(0)
     }
 
     /// A data packet left its sender's NIC queue (sent or dropped).
@@ -864,9 +888,9 @@ impl Network {
     }
 
     /// The head packet of a link reached the far end. Switches forward it
-    /// (a cut-through switch whose egress queue picks by priority holds it
-    /// on the link until it could start, see `not_ready_until`); for a
-    /// host, the packet is returned for its transport.
+    /// (a packet for a cut-through switch's priority queue arrives only once
+    /// it could start, see [`Network::next_tx`]); for a host, the packet is
+    /// returned for its transport.
     #[inline]
     pub fn on_arrive<E: From<NetEvent> + Copy>(
         &mut self,
@@ -886,29 +910,6 @@ impl Network {
             return Some(pkt);
         }
         let cut_through = port.cut_through;
-        // The packet's `ready_at` is its tail's arrival here (set by
-        // `transmit`).
-        let (dst, size, tail) = port
-            .in_flight
-            .front()
-            .map(|(_, p)| (p.dst, p.size, p.ready_at))?;
-        // One routing lookup serves both the readiness check and the egress
-        // choice.
-        let hops = self.routing.next_hops(node, dst);
-        if cut_through {
-            if let Some(ready) = Self::not_ready_until(&self.ports, size, tail, hops, now) {
-                // Not yet: the packet stays at the head of its link until
-                // then. Later packets on the link arrive after its tail, so
-                // the link's arrival order holds.
-                let port = &mut self.ports[pid.idx()];
-                if let Some(head) = port.in_flight.front_mut() {
-                    head.0 = ready;
-                }
-                ev.schedule(ready, NetEvent::Arrive(pid).into());
-                return None;
-            }
-        }
-        let port = &mut self.ports[pid.idx()];
         let (_, mut pkt) = port.in_flight.pop_front()?;
         if let Some(&(next, _)) = port.in_flight.front() {
             ev.schedule(next, NetEvent::Arrive(pid).into());
@@ -917,6 +918,7 @@ impl Network {
             self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
             return None;
         }
+        let hops = self.routing.next_hops(node, pkt.dst);
         let egress = Self::choose_egress(&mut self.ports, &mut self.egress, node, &pkt, now, hops);
         if cut_through {
             // Start no earlier than the moment that lets the transmission end
@@ -928,51 +930,23 @@ impl Network {
         None
     }
 
-    /// For a packet of `size` bytes whose tail reaches a cut-through switch
-    /// at `tail`, with `hops` its equal-cost egress ports there, the moment
-    /// it could first start on its egress when that is later than `now` and
-    /// the egress queues pick by priority. A packet
-    /// from a slower link (a 10 Gbit/s host into a 40 Gbit/s uplink) cannot
-    /// start before its tail arrives less its own transmission time at the
-    /// faster rate. A FIFO port sends its head first anyway and waits for
-    /// those bits (see `transmit`); a priority queue offered the packet at
-    /// header time would pick it as the most urgent and hold the port idle
-    /// for up to the difference of the two transmission times while complete
-    /// packets wait, taking up to three quarters of a 40 Gbit/s uplink's time
-    /// when one urgent flow feeds it, which pFabric's long flows paid for in
-    /// timeouts (issue 20). So it joins such a queue only when it could start.
-    /// The earliest start over the packet's next hops (the fastest one) is
-    /// used, since the choice among them is made when the packet joins.
-    /// A port whose peer may hold packets so ([`Port::waits_at_peer`])
-    /// schedules their arrival there at that moment already
-    /// ([`Network::transmit`]), which saves the second arrival event; this
-    /// check covers the others.
-    #[inline]
-    fn not_ready_until(
-        ports: &[Port],
-        size: u32,
-        tail: Time,
-        hops: &[PortId],
-        now: Time,
-    ) -> Option<Time> {
-        let out = Self::priority_tx(ports, size, hops)?;
-        let ready = Time(tail.ps().saturating_sub(out));
-        (ready > now).then_some(ready)
-    }
-
     /// The transmission time of `size` bytes on the fastest of `hops` (in
-    /// ps) if every one of them picks by priority, else `None`.
+    /// ps) if every one of them picks by priority, else `None`. Reads the
+    /// dense `priority_rate` rather than the ports, which would be a cache
+    /// line each.
     #[inline]
-    fn priority_tx(ports: &[Port], size: u32, hops: &[PortId]) -> Option<u64> {
-        let mut out = u64::MAX;
+    fn priority_tx(&self, size: u32, hops: &[PortId]) -> Option<u64> {
+        let (mut fastest, mut fastest_rate) = (*hops.first()?, 0);
         for &h in hops {
-            let p = &ports[h.idx()];
-            if !p.picks_by_priority {
+            let r = self.priority_rate[h.idx()];
+            if r == 0 {
                 return None;
             }
-            out = out.min(p.tx_time(size).ps());
+            if r > fastest_rate {
+                (fastest, fastest_rate) = (h, r);
+            }
         }
-        Some(out)
+        Some(self.ports[fastest.idx()].tx_time(size).ps())
     }
 
     /// Pick the egress port at switch `sw` for `pkt` (the switch stage's
