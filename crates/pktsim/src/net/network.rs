@@ -594,17 +594,21 @@ impl Network {
         if port.busy_until <= now
             && !port.tx_pending
             && port.pool.is_none()
-            && port.owner.0 >= self.n_hosts
             && port.queue.is_empty_pass_through()
             && pkt.size as u64 <= port.limit + offer.extra_room
         {
-            // An idle switch port with an empty queue that would take the
-            // packet and hand it straight back: send it without the round
-            // trip through the queue (most packet-hops below full load).
+            // An idle port with an empty queue that would take the packet
+            // and hand it straight back: send it without the round trip
+            // through the queue (most packet-hops below full load).
             port.note_size_with(pkt.size);
+            let owner = port.owner;
             let next_tx = self.next_tx(pid, &pkt);
             let port = &mut self.ports[pid.idx()];
             Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
+            if owner.0 < self.n_hosts {
+                let end = port.busy_until;
+                self.nic_sent(owner, &pkt, now, end, false, ev);
+            }
             return;
         }
         let before = port.queue.bytes();
@@ -744,20 +748,7 @@ impl Network {
                     ev.schedule(end, NetEvent::TxDone(pid).into());
                 }
                 if at_host {
-                    self.left_nic(&pkt);
-                    // Only the flow's data leaving its sender's NIC: an ACK
-                    // of the same flow leaving the receiver's NIC carries the
-                    // data's echoed `sent_at`, so its "wait" would be the
-                    // data's one-way delay, not time spent in a host queue.
-                    if pkt.kind == PacketKind::Data {
-                        if let Some(t) = self.nic_flow_departed.get_mut(pkt.flow.idx()) {
-                            *t = (now, now.since(pkt.sent_at.min(now)));
-                        }
-                    }
-                    if !more {
-                        self.nic_idle
-                            .on_last_packet(owner, end, self.params.nic_pull, ev);
-                    }
+                    self.nic_sent(owner, &pkt, now, end, more, ev);
                 }
             }
             Dequeue::NotBefore(t) => {
@@ -800,6 +791,34 @@ impl Network {
         }
         let hops = self.routing.next_hops(port.peer, pkt.dst);
         self.priority_tx(pkt.size, hops).unwrap_or(0)
+    }
+
+    /// Host `host`'s NIC started sending `pkt` at `now`, until `end`;
+    /// `more`: packets wait behind it.
+    #[inline]
+    fn nic_sent<E: From<NetEvent> + Copy>(
+        &mut self,
+        host: NodeId,
+        pkt: &Packet,
+        now: Time,
+        end: Time,
+        more: bool,
+        ev: &mut EventQueue<E>,
+    ) {
+        self.left_nic(pkt);
+        // Only the flow's data leaving its sender's NIC: an ACK of the same
+        // flow leaving the receiver's NIC carries the data's echoed
+        // `sent_at`, so its "wait" would be the data's one-way delay, not
+        // time spent in a host queue.
+        if pkt.kind == PacketKind::Data {
+            if let Some(t) = self.nic_flow_departed.get_mut(pkt.flow.idx()) {
+                *t = (now, now.since(pkt.sent_at.min(now)));
+            }
+        }
+        if !more {
+            self.nic_idle
+                .on_last_packet(host, end, self.params.nic_pull, ev);
+        }
     }
 
     /// A data packet left its sender's NIC queue (sent or dropped).
