@@ -783,19 +783,25 @@ impl Network {
     /// packet arrives at such a queue only once it could start. The
     /// earliest start over the next hops (the fastest one) is used, since
     /// the choice among them is made when the packet arrives.
-    #[inline]
+    #[inline(always)]
     fn next_tx(&self, pid: PortId, pkt: &Packet) -> u64 {
         let port = &self.ports[pid.idx()];
         if !port.waits_at_peer {
             return 0;
         }
-        let hops = self.routing.next_hops(port.peer, pkt.dst);
+        self.next_tx_at(port.peer, pkt)
+    }
+
+    /// [`Network::next_tx`] for a port whose peer, `peer`, may hold packets.
+    #[inline(never)]
+    fn next_tx_at(&self, peer: NodeId, pkt: &Packet) -> u64 {
+        let hops = self.routing.next_hops(peer, pkt.dst);
         self.priority_tx(pkt.size, hops).unwrap_or(0)
     }
 
     /// Host `host`'s NIC started sending `pkt` at `now`, until `end`;
     /// `more`: packets wait behind it.
-    #[inline]
+    #[inline(always)]
     fn nic_sent<E: From<NetEvent> + Copy>(
         &mut self,
         host: NodeId,

@@ -48,7 +48,7 @@ impl NicIdleRequests {
     /// `host`'s NIC started its last queued packet, ending at `end`: schedule
     /// the run-dry event if it is wanted (`every_time`: the transport wants
     /// one after every packet), otherwise reserve its place.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn on_last_packet<E: From<NetEvent> + Copy>(
         &mut self,
         host: NodeId,
