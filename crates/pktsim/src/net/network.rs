@@ -223,6 +223,7 @@ impl Network {
         }
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        let mut priority_rate = Vec::with_capacity(topo.links.len() * 2);
         for l in &topo.links {
             for (from, to) in [(l.a, l.b), (l.b, l.a)] {
                 let id = PortId(ports.len() as u32);
@@ -265,7 +266,6 @@ impl Network {
                     delay: l.delay,
                     header_time: l.rate.tx_time(params.header_bytes as u64),
                     cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
-                    picks_by_priority: qcfg.schedules_by_priority(),
                     waits_at_peer: false,
                     queue,
                     fifo,
@@ -275,6 +275,11 @@ impl Network {
                     tx_pending: false,
                     in_flight: VecDeque::new(),
                     stats: PortStats::default(),
+                });
+                priority_rate.push(if qcfg.schedules_by_priority() {
+                    l.rate.bps()
+                } else {
+                    0
                 });
                 nodes[from.idx()].ports.push(id);
                 adj[from.idx()].push((id, to));
@@ -295,18 +300,14 @@ impl Network {
                 )));
             }
         }
-        for i in 0..ports.len() {
-            let (peer, rate) = (ports[i].peer, ports[i].rate.bps());
-            ports[i].waits_at_peer = ports[i].cut_through
-                && nodes[peer.idx()].ports.iter().any(|q| {
-                    let q = &ports[q.idx()];
-                    q.picks_by_priority && q.rate.bps() > rate
-                });
+        for p in &mut ports {
+            let rate = p.rate.bps();
+            p.waits_at_peer = p.cut_through
+                && nodes[p.peer.idx()]
+                    .ports
+                    .iter()
+                    .any(|q| priority_rate[q.idx()] > rate);
         }
-        let priority_rate = ports
-            .iter()
-            .map(|p| if p.picks_by_priority { p.rate.bps() } else { 0 })
-            .collect();
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
         let hook = match &params.fastlane {
@@ -601,14 +602,7 @@ impl Network {
             // and hand it straight back: send it without the round trip
             // through the queue (most packet-hops below full load).
             port.note_size_with(pkt.size);
-            let owner = port.owner;
-            let next_tx = self.next_tx(pid, &pkt);
-            let port = &mut self.ports[pid.idx()];
-            Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
-            if owner.0 < self.n_hosts {
-                let end = port.busy_until;
-                self.nic_sent(owner, &pkt, now, end, false, ev);
-            }
+            self.start_transmission(pid, pkt, now, ev);
             return;
         }
         let before = port.queue.bytes();
@@ -731,29 +725,11 @@ impl Network {
         if let Some(pool) = port.pool {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
-        let next_tx = match &got {
-            Dequeue::Packet(pkt) => self.next_tx(pid, pkt),
-            _ => 0,
-        };
-        let port = &mut self.ports[pid.idx()];
         match got {
-            Dequeue::Packet(pkt) => {
-                let owner = port.owner;
-                let at_host = owner.0 < self.n_hosts;
-                Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
-                let end = port.busy_until;
-                let more = !port.queue.is_empty();
-                if more {
-                    port.tx_pending = true;
-                    ev.schedule(end, NetEvent::TxDone(pid).into());
-                }
-                if at_host {
-                    self.nic_sent(owner, &pkt, now, end, more, ev);
-                }
-            }
+            Dequeue::Packet(pkt) => self.start_transmission(pid, pkt, now, ev),
             Dequeue::NotBefore(t) => {
                 // A rate limit holds the head back: come back then.
-                port.tx_pending = true;
+                self.ports[pid.idx()].tx_pending = true;
                 ev.schedule(t, NetEvent::TxDone(pid).into());
             }
             Dequeue::Empty => {}
@@ -763,6 +739,32 @@ impl Network {
         // ports, this one included.
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, Offer::FIRST);
+        }
+    }
+
+    /// Send `pkt`, which idle port `pid`'s queue just gave up (or would
+    /// have), at `now`; come back when it ends if more packets wait; the
+    /// NIC bookkeeping when the port is a host's.
+    #[inline]
+    fn start_transmission<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        let next_tx = self.next_tx(pid, &pkt);
+        let port = &mut self.ports[pid.idx()];
+        let owner = port.owner;
+        Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
+        let end = port.busy_until;
+        let more = !port.queue.is_empty();
+        if more {
+            port.tx_pending = true;
+            ev.schedule(end, NetEvent::TxDone(pid).into());
+        }
+        if owner.0 < self.n_hosts {
+            self.nic_sent(owner, &pkt, now, end, more, ev);
         }
     }
 
@@ -943,8 +945,7 @@ impl Network {
             self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
             return None;
         }
-        let hops = self.routing.next_hops(node, pkt.dst);
-        let egress = Self::choose_egress(&mut self.ports, &mut self.egress, node, &pkt, now, hops);
+        let egress = self.route(node, &pkt, now);
         if cut_through {
             // Start no earlier than the moment that lets the transmission end
             // exactly when the last bit has arrived.

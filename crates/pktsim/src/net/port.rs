@@ -26,10 +26,6 @@ pub struct Port {
     /// Whether the peer forwards cut-through (it is a switch and the network
     /// is in cut-through mode): it then sees packets once their header arrives.
     pub cut_through: bool,
-    /// Whether the queue picks packets by priority rather than arrival
-    /// order ([`crate::net::queue::QueueConfig::schedules_by_priority`]): a
-    /// cut-through packet joins it only once it could start on this port.
-    pub picks_by_priority: bool,
     /// Whether the peer is a cut-through switch with a port that picks by
     /// priority and is faster than this link: a packet from here may have to
     /// wait there for its last bits before it joins that port's queue, so

@@ -318,10 +318,10 @@ impl QueueConfig {
     /// Whether the discipline chooses which queued packet leaves next by
     /// priority or rank rather than arrival order (pFabric, multi-class
     /// priority, Vertigo, credit ports, and a rate limit around one of
-    /// them). A cut-through switch offers such a queue a packet only once it
-    /// could start sending it ([`crate::net::network::Network::on_arrive`]),
-    /// so that the port never picks a packet whose bits are still arriving
-    /// over a slower link while complete packets wait.
+    /// them). A packet for such a queue at a cut-through switch arrives only
+    /// once it could start there (see `Network::next_tx`), so that the port
+    /// never picks a packet whose bits are still arriving over a slower link
+    /// while complete packets wait.
     pub fn schedules_by_priority(&self) -> bool {
         match self {
             QueueConfig::DropTail
