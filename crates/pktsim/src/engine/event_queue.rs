@@ -53,7 +53,7 @@ impl<E: Copy> Heap<E> {
         self.v[i] = e;
     }
     /// Remove the root; the last entry sinks from the root through a hole.
-    #[inline]
+    #[inline(never)]
     fn pop(&mut self) -> Option<Entry<E>> {
         let last = self.v.pop()?;
         let n = self.v.len();
@@ -106,15 +106,24 @@ const WHEEL_LEN: usize = 1 << 10;
 /// one lap only and the first occupied bucket from the current one holds
 /// the wheel's minimum.
 struct Wheel<E> {
-    /// Entries, linked per bucket through `next`; freed ones are reused.
+    /// Entries, linked per bucket through their second field; free ones
+    /// are linked from `free` the same way.
     nodes: Vec<(Entry<E>, u32)>,
-    free: Vec<u32>,
+    /// First free node, or `NIL`.
+    free: u32,
     /// (first, last) node of each bucket; `NIL` when empty.
-    ends: Vec<(u32, u32)>,
-    /// Bit `i` set when bucket `i` is not empty.
-    occupied: Vec<u64>,
+    ends: Box<[(u32, u32); WHEEL_LEN]>,
+    /// Bit `i % 64` of word `i / 64` set when bucket `i` is not empty.
+    occupied: [u64; WORDS],
+    /// Bit `w` set when word `w` of `occupied` is not zero: finding the
+    /// first occupied bucket takes two bit scans, however far it is.
+    summary: u64,
     len: usize,
 }
+
+/// Words of the wheel's occupancy bitmap.
+const WORDS: usize = WHEEL_LEN / 64;
+const _: () = assert!(WORDS <= 64, "the summary word has a bit per bitmap word");
 
 const NIL: u32 = u32::MAX;
 
@@ -122,9 +131,10 @@ impl<E: Copy> Wheel<E> {
     fn new() -> Self {
         Wheel {
             nodes: Vec::with_capacity(1024),
-            free: Vec::new(),
-            ends: vec![(NIL, NIL); WHEEL_LEN],
-            occupied: vec![0; WHEEL_LEN / 64],
+            free: NIL,
+            ends: Box::new([(NIL, NIL); WHEEL_LEN]),
+            occupied: [0; WORDS],
+            summary: 0,
             len: 0,
         }
     }
@@ -140,63 +150,85 @@ impl<E: Copy> Wheel<E> {
         ((key >> 64) as u64 >> BUCKET_SHIFT) as usize % WHEEL_LEN
     }
 
-    #[inline]
+    /// Add an entry: appended to its bucket's list in the usual case (later
+    /// than everything there); [`Wheel::push_sorted`] otherwise.
+    #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
         let b = Self::bucket_of(e.key);
-        let node = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = (e, NIL);
-                i
-            }
-            None => {
-                self.nodes.push((e, NIL));
-                (self.nodes.len() - 1) as u32
-            }
+        let node = self.free;
+        let node = if node != NIL {
+            let slot = &mut self.nodes[node as usize];
+            self.free = slot.1;
+            *slot = (e, NIL);
+            node
+        } else {
+            self.new_node(e)
         };
         self.len += 1;
         let (first, last) = self.ends[b];
         if first == NIL {
             self.ends[b] = (node, node);
             self.occupied[b / 64] |= 1 << (b % 64);
+            self.summary |= 1 << (b / 64);
         } else if self.nodes[last as usize].0.key < e.key {
-            // The usual case: later than everything in the bucket.
             self.nodes[last as usize].1 = node;
             self.ends[b].1 = node;
-        } else if e.key < self.nodes[first as usize].0.key {
-            self.nodes[node as usize].1 = first;
-            self.ends[b].0 = node;
         } else {
-            let mut at = first;
-            loop {
-                let next = self.nodes[at as usize].1;
-                if self.nodes[next as usize].0.key > e.key {
-                    self.nodes[node as usize].1 = next;
-                    self.nodes[at as usize].1 = node;
-                    break;
-                }
-                at = next;
-            }
+            self.push_sorted(b, node, e.key);
         }
     }
 
-    /// The first occupied bucket at or after the bucket of `now`.
+    /// A node for `e`, when the free list is empty (only while the wheel
+    /// grows to its largest size).
+    #[cold]
+    #[inline(never)]
+    fn new_node(&mut self, e: Entry<E>) -> u32 {
+        self.nodes.push((e, NIL));
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Link `node`, with `key`, into occupied bucket `b` before an entry
+    /// with a larger key (out of the hot path: most entries are appended).
+    #[cold]
+    #[inline(never)]
+    fn push_sorted(&mut self, b: usize, node: u32, key: u128) {
+        let first = self.ends[b].0;
+        if key < self.nodes[first as usize].0.key {
+            self.nodes[node as usize].1 = first;
+            self.ends[b].0 = node;
+            return;
+        }
+        let mut at = first;
+        loop {
+            let next = self.nodes[at as usize].1;
+            if self.nodes[next as usize].0.key > key {
+                self.nodes[node as usize].1 = next;
+                self.nodes[at as usize].1 = node;
+                return;
+            }
+            at = next;
+        }
+    }
+
+    /// The first occupied bucket at or after the bucket of `now`, going
+    /// round the wheel once.
     #[inline]
     fn first_bucket(&self, now: u64) -> Option<usize> {
-        if self.len == 0 {
+        let start = (now >> BUCKET_SHIFT) as usize % WHEEL_LEN;
+        let w = start / 64;
+        let bits = self.occupied[w] & (!0u64 << (start % 64));
+        if bits != 0 {
+            return Some(w * 64 + bits.trailing_zeros() as usize);
+        }
+        // A later word of this lap, else (wrapping) the first occupied word
+        // of the next one, which may be `w` itself below `start`.
+        let later = self.summary & (!1u64 << w);
+        let word = if later != 0 { later } else { self.summary };
+        if word == 0 {
             return None;
         }
-        let start = (now >> BUCKET_SHIFT) as usize % WHEEL_LEN;
-        let words = WHEEL_LEN / 64;
-        let mut w = start / 64;
-        let mut bits = self.occupied[w] & (!0u64 << (start % 64));
-        for _ in 0..=words {
-            if bits != 0 {
-                return Some(w * 64 + bits.trailing_zeros() as usize);
-            }
-            w = (w + 1) % words;
-            bits = self.occupied[w];
-        }
-        None
+        let w = word.trailing_zeros() as usize;
+        Some(w * 64 + self.occupied[w].trailing_zeros() as usize)
     }
 
     /// Key of the first entry of occupied bucket `b`.
@@ -210,14 +242,20 @@ impl<E: Copy> Wheel<E> {
     #[inline]
     fn pop_from(&mut self, b: usize) -> Entry<E> {
         let (first, last) = self.ends[b];
-        let (e, next) = self.nodes[first as usize];
+        let slot = &mut self.nodes[first as usize];
+        let (e, next) = *slot;
+        slot.1 = self.free;
+        self.free = first;
         if first == last {
             self.ends[b] = (NIL, NIL);
-            self.occupied[b / 64] &= !(1 << (b % 64));
+            let word = &mut self.occupied[b / 64];
+            *word &= !(1 << (b % 64));
+            if *word == 0 {
+                self.summary &= !(1 << (b / 64));
+            }
         } else {
             self.ends[b].0 = next;
         }
-        self.free.push(first);
         self.len -= 1;
         e
     }
@@ -332,7 +370,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Put an entry on the wheel or the heap; returns its [`Front`] place.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, at: Time, seq: u64, event: E) -> u32 {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.max(self.now);
@@ -344,9 +382,15 @@ impl<E: Copy> EventQueue<E> {
             self.wheel.push(e);
             Wheel::<E>::bucket_of(e.key) as u32
         } else {
-            self.heap.push(e);
-            Front::HEAP
+            self.push_far(e)
         }
+    }
+
+    /// [`EventQueue::insert`] of an event past the wheel's span (timers).
+    #[inline(never)]
+    fn push_far(&mut self, e: Entry<E>) -> u32 {
+        self.heap.push(e);
+        Front::HEAP
     }
 
     /// Find the earliest pending event.
@@ -390,7 +434,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Remove the earliest event and advance the clock to it.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let mut front = std::mem::replace(&mut self.front, Front::UNKNOWN);
         if front.place == Front::UNKNOWN.place {
