@@ -253,64 +253,98 @@ impl<T: Transport> Simulation<T> {
             if self.n_events >= event_limit {
                 break StopReason::EventLimit;
             }
-            self.n_events += 1;
-            if self.n_events & 0xFFFF == 0 {
-                if let Some(cb) = report.as_mut() {
-                    cb(&Progress {
-                        now: t,
-                        flows_done: self.finished,
-                        flows_total: n_flows,
-                        events: self.n_events,
-                    });
-                }
-            }
             // Flow starts go before events at the same instant.
             if next_start <= next_ev {
+                self.n_events += 1;
+                self.report_every_64k(t, report.as_mut());
                 let f = self.flows[self.next_flow].id;
                 self.next_flow += 1;
                 self.events.advance_to(next_start);
                 self.with_ctx(next_start, |t, ctx| t.start_flow(ctx, f));
                 continue;
             }
-            let Some((now, ev)) = self.events.pop() else {
-                unreachable!()
-            };
-            // Start loading the state the next event will need while this
-            // one runs (see [`Network::prefetch_port`]).
-            match self.events.peek() {
-                Some(&Event::Arrive(p)) => self.net.prefetch_port(p, true),
-                Some(&Event::TxDone(p)) => self.net.prefetch_port(p, false),
-                _ => {}
-            }
-            match ev {
-                Event::Arrive(p) => {
-                    if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {
-                        if pkt.has(flags::NOTICE) {
-                            self.with_ctx(now, |t, ctx| t.on_notice(ctx, pkt));
-                        } else {
-                            self.with_ctx(now, |t, ctx| t.on_packet(ctx, pkt));
-                        }
-                    }
+            // Run the events up to the next flow start or limit without
+            // going back through the checks above: none of their inputs
+            // change until then, except the count of finished flows, which
+            // matters only once every flow has started.
+            let horizon = Time(next_start.0.saturating_sub(1))
+                .min(time_limit)
+                .min(pause);
+            let all_started = self.next_flow == n_flows;
+            loop {
+                let Some((now, ev)) = self.events.pop() else {
+                    unreachable!()
+                };
+                self.n_events += 1;
+                self.report_every_64k(now, report.as_mut());
+                self.run_event(now, ev);
+                if all_started && self.finished == n_flows {
+                    break;
                 }
-                Event::TxDone(p) => self.net.on_tx_done(p, now, &mut self.events),
-                Event::Timer { id, kind } => {
-                    self.with_ctx(now, |t, ctx| t.on_timer(ctx, id, kind));
+                if self.n_events >= event_limit {
+                    break;
                 }
-                Event::NicIdle(host) => {
-                    self.with_ctx(now, |t, ctx| t.on_nic_idle(ctx, host));
-                }
-                Event::Sample => {
-                    self.net
-                        .sample_queues(now, !self.limits.sample_host_queues, &mut self.samples);
-                    if let Some(iv) = self.limits.queue_sample_interval {
-                        self.events.schedule(now + iv, Event::Sample);
-                    }
+                match self.events.peek_time() {
+                    Some(t) if t <= horizon => {}
+                    _ => break,
                 }
             }
         };
         self.wall += started.elapsed();
         self.net.touch_all(self.events.now());
         reason
+    }
+
+    /// Call the progress callback once every 65,536 events.
+    #[inline(always)]
+    fn report_every_64k(&self, now: Time, report: Option<&mut &mut dyn FnMut(&Progress)>) {
+        if self.n_events & 0xFFFF == 0 {
+            if let Some(cb) = report {
+                cb(&Progress {
+                    now,
+                    flows_done: self.finished,
+                    flows_total: self.flows.len(),
+                    events: self.n_events,
+                });
+            }
+        }
+    }
+
+    /// Handle one event popped at `now`.
+    #[inline(always)]
+    fn run_event(&mut self, now: Time, ev: Event) {
+        // Start loading the state the next event will need while this
+        // one runs (see [`Network::prefetch_port`]).
+        match self.events.peek() {
+            Some(&Event::Arrive(p)) => self.net.prefetch_port(p, true),
+            Some(&Event::TxDone(p)) => self.net.prefetch_port(p, false),
+            _ => {}
+        }
+        match ev {
+            Event::Arrive(p) => {
+                if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {
+                    if pkt.has(flags::NOTICE) {
+                        self.with_ctx(now, |t, ctx| t.on_notice(ctx, pkt));
+                    } else {
+                        self.with_ctx(now, |t, ctx| t.on_packet(ctx, pkt));
+                    }
+                }
+            }
+            Event::TxDone(p) => self.net.on_tx_done(p, now, &mut self.events),
+            Event::Timer { id, kind } => {
+                self.with_ctx(now, |t, ctx| t.on_timer(ctx, id, kind));
+            }
+            Event::NicIdle(host) => {
+                self.with_ctx(now, |t, ctx| t.on_nic_idle(ctx, host));
+            }
+            Event::Sample => {
+                self.net
+                    .sample_queues(now, !self.limits.sample_host_queues, &mut self.samples);
+                if let Some(iv) = self.limits.queue_sample_interval {
+                    self.events.schedule(now + iv, Event::Sample);
+                }
+            }
+        }
     }
 
     /// Call into the transport with a context at time `now`.
