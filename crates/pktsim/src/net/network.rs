@@ -380,7 +380,8 @@ impl Network {
 
     /// Put the packets a discipline dropped at port `pid` through the
     /// refusal stage.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn account_drops<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
@@ -403,7 +404,8 @@ impl Network {
 
     /// Every drop in the network comes here. Without a hook it is counted;
     /// with one, the hook decides (on a cold path of its own).
-    #[inline]
+    #[cold]
+    #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn refuse<E: From<NetEvent> + Copy>(
         &mut self,
@@ -565,7 +567,7 @@ impl Network {
     }
 
     /// Offer a packet to a port's queue and start transmitting if idle.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
@@ -577,7 +579,7 @@ impl Network {
     }
 
     /// [`Network::enqueue`] for a first or a second offer.
-    #[inline]
+    #[inline(always)]
     fn enqueue_offer<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
@@ -625,7 +627,7 @@ impl Network {
 
     /// Enqueue on an eager FIFO port: admit or drop, mark, and schedule the
     /// departure right away. The port was touched at `now`.
-    #[inline]
+    #[inline(always)]
     fn enqueue_eager<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
@@ -663,7 +665,7 @@ impl Network {
     /// its next hop when that hop's queue picks by priority and may be
     /// faster than this link, so that the packet arrives there only once it
     /// could start (see [`Network::next_tx`]); else 0.
-    #[inline]
+    #[inline(always)]
     fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
         mut pkt: Packet,
@@ -745,7 +747,7 @@ impl Network {
     /// Send `pkt`, which idle port `pid`'s queue just gave up (or would
     /// have), at `now`; come back when it ends if more packets wait; the
     /// NIC bookkeeping when the port is a host's.
-    #[inline]
+    #[inline(always)]
     fn start_transmission<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
@@ -977,7 +979,7 @@ impl Network {
 
     /// Pick the egress port at switch `sw` for `pkt` (the switch stage's
     /// egress choice, [`crate::net::switch::egress`]).
-    #[inline]
+    #[inline(always)]
     fn route(&mut self, sw: NodeId, pkt: &Packet, now: Time) -> PortId {
         let hops = self.routing.next_hops(sw, pkt.dst);
         Self::choose_egress(&mut self.ports, &mut self.egress, sw, pkt, now, hops)
@@ -985,7 +987,7 @@ impl Network {
 
     /// [`Network::route`] among `hops`, the equal-cost egress ports at `sw`
     /// towards `pkt`'s destination, already looked up.
-    #[inline]
+    #[inline(always)]
     fn choose_egress(
         ports: &mut [Port],
         egress: &mut Egress,

@@ -118,7 +118,7 @@ impl Port {
 
     /// Bring the queue and its time integrals up to `now`; call before the
     /// queue changes or is read.
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, now: Time) {
         if let Some(f) = self.fifo.as_mut() {
             f.advance(now, &mut self.stats);
