@@ -668,7 +668,7 @@ impl Network {
     #[inline(always)]
     fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
-        mut pkt: Packet,
+        pkt: Packet,
         at: Time,
         next_tx: u64,
         ev: &mut EventQueue<E>,
@@ -689,12 +689,18 @@ impl Network {
         } else {
             tail
         };
-        pkt.ready_at = tail;
-        pkt.hops = pkt.hops.saturating_add(1);
         if port.in_flight.is_empty() {
             ev.schedule(arrival, NetEvent::Arrive(pid).into());
         }
+        // Copied first and changed on the link: changing fields of the
+        // local copy and then copying it whole would load, in 16-byte
+        // pieces, bytes just stored in smaller ones (a failed store
+        // forward, ~5 % of the bench's time).
         port.in_flight.push_back((arrival, pkt));
+        if let Some((_, sent)) = port.in_flight.back_mut() {
+            sent.ready_at = tail;
+            sent.hops = sent.hops.saturating_add(1);
+        }
         port.busy_until = end;
         port.stats.busy += tx;
         port.stats.tx_bytes += pkt.size as u64;
