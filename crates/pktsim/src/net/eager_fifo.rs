@@ -54,6 +54,10 @@ impl EagerFifo {
             self.len -= 1;
             self.waiting.pop_front();
         }
+        if self.len == 0 {
+            // Back to the ring's start (see `Network::next_arrival`).
+            self.waiting.clear();
+        }
     }
 
     /// A packet of `size` bytes waits until `leaves`.

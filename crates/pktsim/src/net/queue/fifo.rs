@@ -56,6 +56,12 @@ impl Discipline for FifoQueue {
         }
         for q in &mut self.classes {
             if let Some(p) = q.pop_front() {
+                if q.is_empty() {
+                    // Back to the ring's start, whose slots are still
+                    // cached, rather than on round a ring as large as the
+                    // longest queue ever seen.
+                    q.clear();
+                }
                 self.bytes -= p.size as u64;
                 self.len -= 1;
                 return Some(p);
