@@ -182,6 +182,9 @@ pub struct Network {
     /// Per port, its link rate in bit/s if its queue picks by priority, else
     /// 0 (see [`Network::priority_tx`]).
     priority_rate: Vec<u64>,
+    /// Each host's NIC port, by host: every send looks it up, and the
+    /// node's own port list is two dependent loads away.
+    nic_ports: Vec<PortId>,
     n_hosts: u32,
     params: NetworkParams,
     egress: Egress,
@@ -314,7 +317,9 @@ impl Network {
             Some(f) => Some(Box::new(FastLaneHook::new(f.clone(), &ports)) as Box<dyn RefusalHook>),
             None => params.refusal.build(n, streams),
         };
+        let nic_ports = nodes[..n_hosts].iter().map(|n| n.ports[0]).collect();
         Ok(Network {
+            nic_ports,
             nodes,
             ports,
             routing,
@@ -346,7 +351,7 @@ impl Network {
     /// The NIC port of a host.
     #[inline]
     pub fn nic(&self, host: NodeId) -> PortId {
-        self.nodes[host.idx()].ports[0]
+        self.nic_ports[host.idx()]
     }
 
     /// Rate of a host's access link.
