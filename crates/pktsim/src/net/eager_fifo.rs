@@ -15,16 +15,24 @@ use crate::time::Time;
 use std::collections::VecDeque;
 
 /// Admitted packets that have not yet started transmission.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EagerFifo {
     /// (time the packet leaves the queue, size), in order.
     waiting: VecDeque<(Time, u32)>,
     /// Bytes waiting.
     pub bytes: u64,
-    /// Packets waiting.
-    pub len: usize,
+    /// When the first waiting packet leaves ([`Time::MAX`] when none
+    /// waits): most arrivals find nothing due and [`EagerFifo::advance`]
+    /// returns without reading the list, whose memory is then not loaded.
+    head_leaves: Time,
     /// ECN marking threshold, if any.
     pub ecn: Option<EcnThreshold>,
+}
+
+impl Default for EagerFifo {
+    fn default() -> Self {
+        EagerFifo::new(None)
+    }
 }
 
 impl EagerFifo {
@@ -33,45 +41,65 @@ impl EagerFifo {
         EagerFifo {
             waiting: VecDeque::with_capacity(16),
             bytes: 0,
-            len: 0,
+            head_leaves: Time::MAX,
             ecn,
         }
+    }
+
+    /// Packets waiting.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Whether no packet waits.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
     }
 
     /// Remove packets that left the queue by `now`, integrating the queue
     /// size over time exactly at each departure.
     #[inline]
     pub fn advance(&mut self, now: Time, stats: &mut PortStats) {
+        if self.head_leaves > now {
+            return;
+        }
         while let Some(&(t, size)) = self.waiting.front() {
             if t > now {
                 break;
             }
             let dt = (t - stats.last_change).ps() as u128;
             stats.area_bytes += self.bytes as u128 * dt;
-            stats.area_packets += self.len as u128 * dt;
+            stats.area_packets += self.waiting.len() as u128 * dt;
             stats.last_change = t;
             self.bytes -= size as u64;
-            self.len -= 1;
             self.waiting.pop_front();
         }
-        if self.len == 0 {
-            // Back to the ring's start (see `Network::next_arrival`).
-            self.waiting.clear();
+        match self.waiting.front() {
+            Some(&(t, _)) => self.head_leaves = t,
+            None => {
+                self.head_leaves = Time::MAX;
+                // Back to the ring's start (see `Network::next_arrival`).
+                self.waiting.clear();
+            }
         }
     }
 
     /// A packet of `size` bytes waits until `leaves`.
     #[inline]
     pub fn push(&mut self, leaves: Time, size: u32) {
+        if self.waiting.is_empty() {
+            self.head_leaves = leaves;
+        }
         self.waiting.push_back((leaves, size));
         self.bytes += size as u64;
-        self.len += 1;
     }
 
     /// Forget everything (end of run; the packets are on the link list).
     pub fn clear(&mut self) {
         self.waiting.clear();
         self.bytes = 0;
-        self.len = 0;
+        self.head_leaves = Time::MAX;
     }
 }

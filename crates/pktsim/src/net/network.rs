@@ -652,7 +652,7 @@ impl Network {
             return;
         }
         if let Some(k) = fifo.ecn {
-            if k.apply(&mut pkt, fifo.len, fifo.bytes) {
+            if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
                 self.counters.ecn_marked += 1;
             }
         }

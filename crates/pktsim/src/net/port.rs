@@ -123,7 +123,7 @@ impl Port {
     #[inline]
     pub fn queued_packets(&self) -> usize {
         match &self.fifo {
-            Some(f) => f.len,
+            Some(f) => f.len(),
             None => self.queue.len(),
         }
     }
