@@ -697,11 +697,11 @@ impl Network {
         if port.in_flight.is_empty() {
             ev.schedule(arrival, NetEvent::Arrive(pid).into());
         }
-        // Copied first and changed on the link: changing fields of the
-        // local copy and then copying it whole would load, in 16-byte
-        // pieces, bytes just stored in smaller ones (a failed store
-        // forward, ~5 % of the bench's time).
-        // The new hop count comes from the local copy: reading it back
+        // The packet is copied onto the link first and its ready time and
+        // hop count are set there: changing the local copy's fields and
+        // then copying it whole loads, in 16-byte pieces, bytes just
+        // stored in smaller ones (a failed store forward). The new hop
+        // count is computed from the local copy, since reading it back
         // from the link's slot would wait for that line to arrive.
         let hops = pkt.hops.saturating_add(1);
         port.in_flight.push_back((arrival, pkt));
