@@ -18,6 +18,9 @@ use crate::time::Time;
 /// Packets up to which the queue scans a vector.
 pub const SMALL: usize = 256;
 
+/// [`PfabricQueue::best`] when it must be found by a scan.
+const UNKNOWN: usize = usize::MAX;
+
 /// What the scans of the small path read of a queued packet: 16 bytes
 /// instead of the packet's 64, so a scan touches a quarter of the memory
 /// and a removal moves a quarter of the bytes.
@@ -35,6 +38,13 @@ struct Key {
 pub struct PfabricQueue {
     /// Keys of the queued packets in arrival order (while the queue is small).
     keys: Vec<Key>,
+    /// Where in `keys` the most urgent packet is (the earliest among
+    /// equals), or [`UNKNOWN`]. Kept up to date by arrivals and by removals
+    /// of other packets, so that dequeue scans for it only after it left:
+    /// a flow's later packets are its more urgent ones, and dequeue sends a
+    /// flow's earliest packet, so the most urgent one usually stays for
+    /// many dequeues.
+    best: usize,
     /// The packets the keys point to; freed slots are reused.
     slots: Vec<Packet>,
     /// Free indices of `slots`.
@@ -63,6 +73,7 @@ impl PfabricQueue {
     pub fn with_small(small: usize) -> Self {
         PfabricQueue {
             keys: Vec::with_capacity(32),
+            best: UNKNOWN,
             slots: Vec::with_capacity(32),
             free: Vec::new(),
             index: Box::default(),
@@ -103,6 +114,13 @@ impl PfabricQueue {
                 (self.slots.len() - 1) as u32
             }
         };
+        // Only a strictly more urgent arrival takes over: the earliest
+        // among equals stays the most urgent.
+        if self.keys.is_empty() {
+            self.best = 0;
+        } else if self.best != UNKNOWN && pkt.prio < self.keys[self.best].prio {
+            self.best = self.keys.len();
+        }
         self.keys.push(Key {
             prio: pkt.prio,
             flow: pkt.flow.0,
@@ -115,6 +133,13 @@ impl PfabricQueue {
     #[inline]
     fn remove_small(&mut self, i: usize) -> Packet {
         let k = self.keys.remove(i);
+        if self.best != UNKNOWN {
+            if i < self.best {
+                self.best -= 1;
+            } else if i == self.best {
+                self.best = UNKNOWN;
+            }
+        }
         self.free.push(k.slot);
         self.slots[k.slot as usize]
     }
@@ -129,6 +154,7 @@ impl PfabricQueue {
         self.keys.clear();
         self.slots.clear();
         self.free.clear();
+        self.best = UNKNOWN;
         out
     }
 }
@@ -185,13 +211,17 @@ impl Discipline for PfabricQueue {
         }
         // The most urgent packet, the earliest among equals.
         let first = self.keys.first()?;
-        let (mut best, mut best_prio) = (0, first.prio);
-        for (i, k) in self.keys.iter().enumerate().skip(1) {
-            if k.prio < best_prio {
-                best = i;
-                best_prio = k.prio;
+        if self.best == UNKNOWN {
+            let (mut best, mut best_prio) = (0, first.prio);
+            for (i, k) in self.keys.iter().enumerate().skip(1) {
+                if k.prio < best_prio {
+                    best = i;
+                    best_prio = k.prio;
+                }
             }
+            self.best = best;
         }
+        let best = self.best;
         // The earliest packet of that flow keeps the flow in order.
         let flow = self.keys[best].flow;
         let i = self.keys[..=best]
