@@ -303,6 +303,39 @@ mod tests {
     }
 
     #[test]
+    fn the_kept_most_urgent_place_follows_arrivals_drops_and_departures() {
+        let mut q = PfabricQueue::new();
+        let mut d = Drops::new();
+        let next = |q: &mut PfabricQueue| {
+            let p = q.dequeue(Time::ZERO, &mut Drops::new()).expect("queued");
+            (p.flow.0, seq(&p))
+        };
+        // Of two equally urgent packets the earlier stays the most urgent.
+        q.enqueue(pkt(7, 300, 0), Time::ZERO, 6000, &mut d);
+        q.enqueue(pkt(8, 300, 0), Time::ZERO, 6000, &mut d);
+        assert_eq!(next(&mut q), (7, 0));
+        assert_eq!(next(&mut q), (8, 0));
+        // Room for four packets. Each arrival but the last of the equals
+        // is more urgent than those before it.
+        q.enqueue(pkt(1, 500, 0), Time::ZERO, 6000, &mut d);
+        q.enqueue(pkt(1, 400, 1), Time::ZERO, 6000, &mut d);
+        q.enqueue(pkt(2, 300, 0), Time::ZERO, 6000, &mut d);
+        q.enqueue(pkt(3, 300, 0), Time::ZERO, 6000, &mut d);
+        // The most urgent arrival so far overflows the buffer: the least
+        // urgent packet, queued in front of it, is evicted, and the kept
+        // place of the most urgent one moves up with it.
+        q.enqueue(pkt(4, 100, 0), Time::ZERO, 6000, &mut d);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].0.flow, d[0].1), (FlowId(1), DropReason::Evicted));
+        assert_eq!(next(&mut q), (4, 0));
+        // It left: the next one is found again, the earliest of the equals.
+        assert_eq!(next(&mut q), (2, 0));
+        assert_eq!(next(&mut q), (3, 0));
+        assert_eq!(next(&mut q), (1, 1));
+        assert!(q.dequeue(Time::ZERO, &mut d).is_none());
+    }
+
+    #[test]
     fn full_buffer_drops_the_least_urgent_packet() {
         let mut q = PfabricQueue::new();
         let mut d = Drops::new();
