@@ -22,5 +22,13 @@ pub fn run(toml: &str) -> RunOutput {
 pub fn assert_conserved(out: &RunOutput) {
     let c = &out.counters;
     assert!(c.conserved(), "conservation violated: {c:?}");
+    for k in 0..2 {
+        let by_site: u64 = c.dropped_at[k].iter().sum();
+        assert_eq!(
+            by_site,
+            c.dropped_total(k),
+            "a drop without its site: {c:?}"
+        );
+    }
     assert!(c.sent[0] > 0, "no data sent");
 }

@@ -71,6 +71,35 @@ receiver = 0
     assert!(out.flows.iter().map(|f| f.retransmits).sum::<u32>() > 0);
 }
 
+#[test]
+fn drops_are_counted_where_they_happen() {
+    use pktsim::metrics::DropSite;
+    // Incast of 12 x 30 KB into a 6-packet buffer: the receiver's last hop
+    // drops; the senders' NICs are unlimited and drop nothing.
+    let w = r#"
+[[workload]]
+kind = "incast"
+senders = 12
+size = 30000
+queries = 1
+interval = "2ms"
+receiver = 0
+"#;
+    let out = run(&fabric("protocol = \"pfabric\"", 9_000, w));
+    let at = |site: DropSite| out.counters.dropped_at[0][site as usize];
+    assert!(at(DropSite::LastHop) > 0, "no last-hop drops");
+    assert_eq!(at(DropSite::HostNic), 0);
+    // The same with a two-packet pFabric NIC queue: the initial window of
+    // 12 packets cannot wait there, and the first hop drops.
+    let toml = fabric("protocol = \"pfabric\"", 9_000, w).replace(
+        "[transport]",
+        "host_queue = { kind = \"pfabric\" }\nhost_buffer_bytes = 3000\n[transport]",
+    );
+    let out = run(&toml);
+    assert!(out.counters.dropped_at[0][DropSite::HostNic as usize] > 0);
+    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+}
+
 /// pFabric whose receiver loses the first copy of each flow's last data
 /// packet: a tail loss, which no later packet can reveal.
 struct LoseLastPacketOnce {

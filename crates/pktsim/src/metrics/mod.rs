@@ -77,6 +77,8 @@ pub struct Counters {
     pub delivered: [u64; 2],
     /// Packets dropped, per kind and reason (see [`DropReason`]).
     pub dropped: [[u64; DropReason::COUNT]; 2],
+    /// The same drops per kind and where they happened (see [`DropSite`]).
+    pub dropped_at: [[u64; DropSite::COUNT]; 2],
     /// Packets still in a queue or on a link at the end, per kind.
     pub in_flight: [u64; 2],
     /// Packets marked with ECN CE.
@@ -141,6 +143,35 @@ impl DropReason {
             DropReason::Aqm => "aqm",
             DropReason::Protocol => "protocol",
             DropReason::HopLimit => "hop_limit",
+        }
+    }
+}
+
+/// Where a packet was dropped, by the port that refused it: the pHost
+/// paper's drops per hop (Gao et al., CoNEXT 2015, Fig. 5f) tell the
+/// sender's NIC queue from the fabric and the last hop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropSite {
+    /// A host's NIC queue (the packet's first hop).
+    HostNic = 0,
+    /// A switch port towards another switch.
+    Fabric = 1,
+    /// A switch port towards a host (the packet's last hop).
+    LastHop = 2,
+}
+
+impl DropSite {
+    /// Number of sites.
+    pub const COUNT: usize = 3;
+    /// All sites, in index order.
+    pub const ALL: [DropSite; 3] = [DropSite::HostNic, DropSite::Fabric, DropSite::LastHop];
+    /// Name used in summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropSite::HostNic => "host_nic",
+            DropSite::Fabric => "fabric",
+            DropSite::LastHop => "last_hop",
         }
     }
 }

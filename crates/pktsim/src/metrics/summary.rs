@@ -5,7 +5,7 @@
 //! the value at rank ⌈p/100 · n⌉ (1-based). Statistics of empty sets are
 //! `null`, never NaN.
 
-use super::{DropReason, FlowResult, RunOutput};
+use super::{DropReason, DropSite, FlowResult, RunOutput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -199,6 +199,10 @@ pub struct Summary {
     pub throughput: Throughput,
     /// Drops by packet kind and reason.
     pub drops: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The same drops by packet kind and where: a host's NIC queue
+    /// (`host_nic`), a switch port towards a switch (`fabric`) or towards
+    /// a host (`last_hop`).
+    pub drop_sites: BTreeMap<String, BTreeMap<String, u64>>,
     /// All drops.
     pub drops_total: u64,
     /// Data packets retransmitted.
@@ -300,12 +304,18 @@ impl Summary {
             .count();
         let c = &run.counters;
         let mut drops = BTreeMap::new();
+        let mut drop_sites = BTreeMap::new();
         for (k, name) in ["data", "control"].iter().enumerate() {
             let by_reason = DropReason::ALL
                 .iter()
                 .map(|r| (r.name().to_string(), c.dropped[k][*r as usize]))
                 .collect();
             drops.insert(name.to_string(), by_reason);
+            let by_site = DropSite::ALL
+                .iter()
+                .map(|s| (s.name().to_string(), c.dropped_at[k][*s as usize]))
+                .collect();
+            drop_sites.insert(name.to_string(), by_site);
         }
         let offered: u64 = run.flows.iter().map(|f| f.size_bytes).sum();
         let received: u64 = run.flows.iter().map(|f| f.bytes_received).sum();
@@ -338,6 +348,7 @@ impl Summary {
                 per_host: PerHostThroughput::of(&run.flows),
             },
             drops,
+            drop_sites,
             drops_total: c.dropped_total(0) + c.dropped_total(1),
             retransmits: run.flows.iter().map(|f| f.retransmits as u64).sum(),
             protocol_counters: run.protocol_counters.clone(),

@@ -8,7 +8,7 @@
 
 use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
-use crate::metrics::{Counters, DropReason, QueueSample};
+use crate::metrics::{Counters, DropReason, DropSite, QueueSample};
 use crate::net::event::NetEvent;
 use crate::net::nic_idle::NicIdleRequests;
 use crate::net::port::{Port, PortStats};
@@ -423,7 +423,7 @@ impl Network {
         offer: Offer,
     ) {
         if self.hook.is_none() {
-            self.count_drop(&pkt, reason);
+            self.count_drop(pid, &pkt, reason);
             return;
         }
         self.refuse_with_hook(node, pid, pkt, reason, now, ev, offer);
@@ -444,7 +444,7 @@ impl Network {
         offer: Offer,
     ) {
         let Some(mut hook) = self.hook.take() else {
-            self.count_drop(&pkt, reason);
+            self.count_drop(pid, &pkt, reason);
             return;
         };
         let at_host = node.0 < self.n_hosts;
@@ -469,9 +469,9 @@ impl Network {
             verdict
         };
         match verdict {
-            Verdict::Drop => self.count_drop(&pkt, reason),
+            Verdict::Drop => self.count_drop(pid, &pkt, reason),
             Verdict::NotifySource => {
-                self.count_drop(&pkt, reason);
+                self.count_drop(pid, &pkt, reason);
                 if !pkt.has(flags::NOTICE) {
                     let notice = self.notice_of(&pkt, now);
                     self.counters.made[PacketKind::Control as usize] += 1;
@@ -488,12 +488,12 @@ impl Network {
                         self.counters.deflected += 1;
                         self.enqueue_offer(to, pkt, now, ev, Offer::LAST);
                     }
-                    _ => self.count_drop(&pkt, reason),
+                    _ => self.count_drop(pid, &pkt, reason),
                 }
             }
             Verdict::Trim => {
                 if pkt.kind != PacketKind::Data || pkt.has(flags::TRIMMED) {
-                    self.count_drop(&pkt, reason);
+                    self.count_drop(pid, &pkt, reason);
                 } else {
                     let mut header = pkt;
                     header.size = self.params.header_bytes;
@@ -562,10 +562,20 @@ impl Network {
         self.admits(pid, pkt)
     }
 
-    /// Count one dropped packet, network-wide and against its flow.
+    /// Count one packet dropped at port `pid`, network-wide, by where, and
+    /// against its flow.
     #[inline]
-    fn count_drop(&mut self, p: &Packet, reason: DropReason) {
+    fn count_drop(&mut self, pid: PortId, p: &Packet, reason: DropReason) {
         self.counters.dropped[p.kind as usize][reason as usize] += 1;
+        let port = &self.ports[pid.idx()];
+        let site = if port.owner.0 < self.n_hosts {
+            DropSite::HostNic
+        } else if port.peer.0 < self.n_hosts {
+            DropSite::LastHop
+        } else {
+            DropSite::Fabric
+        };
+        self.counters.dropped_at[p.kind as usize][site as usize] += 1;
         if let Some(d) = self.flow_drops.get_mut(p.flow.idx()) {
             *d += 1;
         }
