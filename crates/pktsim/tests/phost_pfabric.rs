@@ -49,20 +49,26 @@ file = "tests/data/long_then_short.csv"
     assert!(out.flows[0].finish.is_some());
 }
 
-#[test]
-fn pfabric_recovers_losses_by_timeout() {
-    // Incast of 12 x 30 KB into a 6-packet buffer: drops are certain, and
-    // with duplicate-ACK retransmission off only the fixed RTO recovers them.
-    let w = r#"
+/// `queries` incasts of 12 senders x 30 KB into host 0, 2 ms apart.
+fn incast_12_to_1(queries: u32) -> String {
+    format!(
+        r#"
 [[workload]]
 kind = "incast"
 senders = 12
 size = 30000
-queries = 3
+queries = {queries}
 interval = "2ms"
 receiver = 0
-"#;
-    let out = run(&fabric("protocol = \"pfabric\"", 9_000, w));
+"#
+    )
+}
+
+#[test]
+fn pfabric_recovers_losses_by_timeout() {
+    // Incast of 12 x 30 KB into a 6-packet buffer: drops are certain, and
+    // with duplicate-ACK retransmission off only the fixed RTO recovers them.
+    let out = run(&fabric("protocol = \"pfabric\"", 9_000, &incast_12_to_1(3)));
     assert!(out.counters.dropped_total(0) > 0, "no drops");
     assert!(
         out.flows.iter().all(|f| f.finish.is_some()),
@@ -76,22 +82,14 @@ fn drops_are_counted_where_they_happen() {
     use pktsim::metrics::DropSite;
     // Incast of 12 x 30 KB into a 6-packet buffer: the receiver's last hop
     // drops; the senders' NICs are unlimited and drop nothing.
-    let w = r#"
-[[workload]]
-kind = "incast"
-senders = 12
-size = 30000
-queries = 1
-interval = "2ms"
-receiver = 0
-"#;
-    let out = run(&fabric("protocol = \"pfabric\"", 9_000, w));
+    let w = incast_12_to_1(1);
+    let out = run(&fabric("protocol = \"pfabric\"", 9_000, &w));
     let at = |site: DropSite| out.counters.dropped_at[0][site as usize];
     assert!(at(DropSite::LastHop) > 0, "no last-hop drops");
     assert_eq!(at(DropSite::HostNic), 0);
     // The same with a two-packet pFabric NIC queue: the initial window of
     // 12 packets cannot wait there, and the first hop drops.
-    let toml = fabric("protocol = \"pfabric\"", 9_000, w).replace(
+    let toml = fabric("protocol = \"pfabric\"", 9_000, &w).replace(
         "[transport]",
         "host_queue = { kind = \"pfabric\" }\nhost_buffer_bytes = 3000\n[transport]",
     );
