@@ -147,8 +147,9 @@ impl DropReason {
     }
 }
 
-/// Where a packet was dropped, by the port that refused it: the pHost
-/// paper's drops per hop (Gao et al., CoNEXT 2015, Fig. 5f) tell the
+/// Where a packet was dropped, by the port that refused it (a hop-limit
+/// drop, made on arrival at a switch, by the link it arrived on): the
+/// pHost paper's drops per hop (Gao et al., CoNEXT 2015, Fig. 5f) tell the
 /// sender's NIC queue from the fabric and the last hop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
