@@ -369,6 +369,66 @@ receiver = 0
     );
 }
 
+/// pHost whose receivers never see any data: no token is ever echoed.
+struct NoEcho {
+    inner: Phost,
+}
+
+impl Transport for NoEcho {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        self.inner.start_flow(ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        if pkt.kind != pktsim::net::packet::PacketKind::Data {
+            self.inner.on_packet(ctx, pkt)
+        }
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        self.inner.on_timer(ctx, id, kind)
+    }
+    fn wants_nic_pull(&self) -> bool {
+        self.inner.wants_nic_pull()
+    }
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        self.inner.on_nic_idle(ctx, host)
+    }
+}
+
+#[test]
+fn phost_receiver_stops_after_window_unechoed_tokens() {
+    // One 100-packet flow (no free tokens) whose data never arrives: the
+    // receiver grants `window` (8) tokens, as the 2015 code does (its count
+    // of unechoed tokens starts from an echo of -1), then waits out the
+    // downgrade timeout of 15 packet times before one more.
+    let w = r#"
+[[workload]]
+kind = "static"
+pairs = [[1, 0]]
+size = 146000
+"#;
+    let exp = prepare(&fabric("protocol = \"phost\"", 36_864, w));
+    let mut inner = Phost::new(PhostParams::default());
+    inner.token_log = Some(Vec::new());
+    let t = NoEcho { inner };
+    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    sim.run_until(pktsim::time::Time::ZERO + Duration::from_us(100), None);
+    let log = sim.transport.inner.token_log.take().unwrap();
+    let times: Vec<u64> = log
+        .iter()
+        .filter(|(h, _)| h.0 == 0)
+        .map(|(_, t)| t.ps())
+        .collect();
+    assert!(times.len() > 8, "{} tokens", times.len());
+    let mtu_time = 1_200_000;
+    // Eight tokens one slot apart, then a pause of about the timeout.
+    let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps[..7].iter().all(|&g| g < 2 * mtu_time), "{gaps:?}");
+    assert!(gaps[7] >= 14 * mtu_time, "{gaps:?}");
+}
+
 /// pHost that records the priority of every data packet it receives.
 struct DataPrios {
     inner: Phost,

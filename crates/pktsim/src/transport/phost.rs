@@ -452,12 +452,16 @@ impl Phost {
             if r.count >= r.goal {
                 continue;
             }
+            // Tokens are numbered from 1 and the echo starts at 0, so `gap`
+            // is the number of tokens not yet echoed: at most `window` of
+            // them, as in the 2015 code (which numbers from 0 and starts
+            // its echo at -1).
             let gap = r.count.saturating_sub(r.largest_seq_echoed);
-            if gap > self.params.window {
+            if gap >= self.params.window {
                 // Downgraded: one more token only after the window timeout.
                 let t = r.last_token_at + window_timeout;
                 if now >= t {
-                    r.largest_seq_echoed = r.count - self.params.window;
+                    r.largest_seq_echoed = r.count + 1 - self.params.window;
                 } else {
                     wake = Some(wake.map_or(t, |w| w.min(t)));
                     continue;
