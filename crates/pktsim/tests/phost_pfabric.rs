@@ -98,14 +98,16 @@ fn drops_are_counted_where_they_happen() {
     assert!(out.flows.iter().all(|f| f.finish.is_some()));
 }
 
-/// pFabric whose receiver loses the first copy of each flow's last data
-/// packet: a tail loss, which no later packet can reveal.
-struct LoseLastPacketOnce {
-    inner: Pfabric,
-    lost: u32,
+/// A transport whose arriving packets are first shown to `keep`, with
+/// state of the test's own: a packet `keep` returns false for is lost
+/// before the transport sees it.
+struct Intercept<T, S> {
+    inner: T,
+    state: S,
+    keep: fn(&mut S, &mut Ctx, &Packet) -> bool,
 }
 
-impl Transport for LoseLastPacketOnce {
+impl<T: Transport, S> Transport for Intercept<T, S> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
@@ -113,14 +115,9 @@ impl Transport for LoseLastPacketOnce {
         self.inner.start_flow(ctx, flow)
     }
     fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        if let Header::TcpData { seq } = pkt.header {
-            let last = seq + pkt.payload as u64 == ctx.flow(pkt.flow).size;
-            if last && pkt.flags & pktsim::net::packet::flags::RETX == 0 {
-                self.lost += 1;
-                return;
-            }
+        if (self.keep)(&mut self.state, ctx, &pkt) {
+            self.inner.on_packet(ctx, pkt)
         }
-        self.inner.on_packet(ctx, pkt)
     }
     fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
         self.inner.on_timer(ctx, id, kind)
@@ -131,6 +128,20 @@ impl Transport for LoseLastPacketOnce {
     fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
         self.inner.on_nic_idle(ctx, host)
     }
+}
+
+/// A receiver that loses the first copy of each flow's last data
+/// packet: a tail loss, which no later packet can reveal. The state counts
+/// the losses.
+fn lose_last_packet_once(lost: &mut u32, ctx: &mut Ctx, pkt: &Packet) -> bool {
+    if let Header::TcpData { seq } = pkt.header {
+        let last = seq + pkt.payload as u64 == ctx.flow(pkt.flow).size;
+        if last && pkt.flags & pktsim::net::packet::flags::RETX == 0 {
+            *lost += 1;
+            return false;
+        }
+    }
+    true
 }
 
 #[test]
@@ -147,13 +158,14 @@ receiver = 12
 size = 30000
 "#;
     let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
-    let t = LoseLastPacketOnce {
+    let t = Intercept {
         inner: Pfabric::new(PfabricParams::default()),
-        lost: 0,
+        state: 0u32,
+        keep: lose_last_packet_once,
     };
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
-    assert_eq!(sim.transport.lost, 1, "the last packet was not lost once");
+    assert_eq!(sim.transport.state, 1, "the last packet was not lost once");
     let out = sim.finish(reason);
     assert_conserved(&out);
     let f = &out.flows[0];
@@ -165,37 +177,25 @@ size = 30000
     assert!(fct < f.ideal_fct.ps() + 2 * rto, "fct {fct} ps");
 }
 
-/// pFabric whose receiver loses the first copy of chosen data packets
-/// (by packet index) and logs when each retransmission left its sender.
-struct LoseFirstCopies {
-    inner: Pfabric,
+/// The first copies of chosen data packets (by packet index) to lose,
+/// the losses, and when each retransmission left its sender.
+struct FirstCopies {
     lose: Vec<u64>,
     lost: u32,
     retx_sent_at: Vec<u64>,
 }
 
-impl Transport for LoseFirstCopies {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.inner.start_flow(ctx, flow)
-    }
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        if let Header::TcpData { seq } = pkt.header {
-            let retx = pkt.flags & pktsim::net::packet::flags::RETX != 0;
-            if retx {
-                self.retx_sent_at.push(pkt.sent_at.ps());
-            } else if self.lose.contains(&(seq / 1460)) {
-                self.lost += 1;
-                return;
-            }
+/// A receiver that loses the first copies [`FirstCopies`] names.
+fn lose_first_copies(s: &mut FirstCopies, _ctx: &mut Ctx, pkt: &Packet) -> bool {
+    if let Header::TcpData { seq } = pkt.header {
+        if pkt.flags & pktsim::net::packet::flags::RETX != 0 {
+            s.retx_sent_at.push(pkt.sent_at.ps());
+        } else if s.lose.contains(&(seq / 1460)) {
+            s.lost += 1;
+            return false;
         }
-        self.inner.on_packet(ctx, pkt)
     }
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        self.inner.on_timer(ctx, id, kind)
-    }
+    true
 }
 
 /// One 12-packet flow (its whole initial window) whose packets 2, 5 and 9
@@ -210,19 +210,22 @@ receiver = 12
 size = 17520
 "#;
     let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
-    let t = LoseFirstCopies {
+    let t = Intercept {
         inner: Pfabric::new(PfabricParams {
             sacked_outside_window,
             ..PfabricParams::default()
         }),
-        lose: vec![2, 5, 9],
-        lost: 0,
-        retx_sent_at: Vec::new(),
+        state: FirstCopies {
+            lose: vec![2, 5, 9],
+            lost: 0,
+            retx_sent_at: Vec::new(),
+        },
+        keep: lose_first_copies,
     };
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
-    assert_eq!(sim.transport.lost, 3);
-    let sent = std::mem::take(&mut sim.transport.retx_sent_at);
+    assert_eq!(sim.transport.state.lost, 3);
+    let sent = std::mem::take(&mut sim.transport.state.retx_sent_at);
     let out = sim.finish(reason);
     assert_conserved(&out);
     let f = &out.flows[0];
@@ -369,34 +372,6 @@ receiver = 0
     );
 }
 
-/// pHost whose receivers never see any data: no token is ever echoed.
-struct NoEcho {
-    inner: Phost,
-}
-
-impl Transport for NoEcho {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.inner.start_flow(ctx, flow)
-    }
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        if pkt.kind != pktsim::net::packet::PacketKind::Data {
-            self.inner.on_packet(ctx, pkt)
-        }
-    }
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        self.inner.on_timer(ctx, id, kind)
-    }
-    fn wants_nic_pull(&self) -> bool {
-        self.inner.wants_nic_pull()
-    }
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        self.inner.on_nic_idle(ctx, host)
-    }
-}
-
 #[test]
 fn phost_receiver_stops_after_window_unechoed_tokens() {
     // One 100-packet flow (no free tokens) whose data never arrives: the
@@ -412,7 +387,12 @@ size = 146000
     let exp = prepare(&fabric("protocol = \"phost\"", 36_864, w));
     let mut inner = Phost::new(PhostParams::default());
     inner.token_log = Some(Vec::new());
-    let t = NoEcho { inner };
+    // The receivers never see any data: no token is ever echoed.
+    let t = Intercept {
+        inner,
+        state: (),
+        keep: |_, _, pkt| pkt.kind != pktsim::net::packet::PacketKind::Data,
+    };
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     sim.run_until(pktsim::time::Time::ZERO + Duration::from_us(100), None);
     let log = sim.transport.inner.token_log.take().unwrap();
@@ -429,34 +409,12 @@ size = 146000
     assert!(gaps[7] >= 14 * mtu_time, "{gaps:?}");
 }
 
-/// pHost that records the priority of every data packet it receives.
-struct DataPrios {
-    inner: Phost,
-    prios: Vec<(FlowId, u32)>,
-}
-
-impl Transport for DataPrios {
-    fn name(&self) -> &'static str {
-        self.inner.name()
+/// Record the priority of every data packet a receiver gets.
+fn record_data_prios(prios: &mut Vec<(FlowId, u32)>, _ctx: &mut Ctx, pkt: &Packet) -> bool {
+    if pkt.kind == pktsim::net::packet::PacketKind::Data {
+        prios.push((pkt.flow, pkt.prio));
     }
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.inner.start_flow(ctx, flow)
-    }
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        if pkt.kind == pktsim::net::packet::PacketKind::Data {
-            self.prios.push((pkt.flow, pkt.prio));
-        }
-        self.inner.on_packet(ctx, pkt)
-    }
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        self.inner.on_timer(ctx, id, kind)
-    }
-    fn wants_nic_pull(&self) -> bool {
-        self.inner.wants_nic_pull()
-    }
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        self.inner.on_nic_idle(ctx, host)
-    }
+    true
 }
 
 /// A 20-packet flow and a 3-packet flow from different senders into one
@@ -481,16 +439,17 @@ size = 29200
     let mut inner = Phost::new(params);
     inner.data_log = Some(Vec::new());
     inner.token_log = Some(Vec::new());
-    let t = DataPrios {
+    let t = Intercept {
         inner,
-        prios: Vec::new(),
+        state: Vec::new(),
+        keep: record_data_prios,
     };
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
     let issued = sim.transport.inner.tokens_issued;
     let data = sim.transport.inner.data_log.take().unwrap();
     let tokens = sim.transport.inner.token_log.take().unwrap();
-    let prios = std::mem::take(&mut sim.transport.prios);
+    let prios = std::mem::take(&mut sim.transport.state);
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert!(out.flows.iter().all(|f| f.finish.is_some()));
