@@ -126,7 +126,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = Self::ALL.len();
     /// All reasons, in index order.
     pub const ALL: [DropReason; 5] = [
         DropReason::BufferFull,
@@ -164,7 +164,7 @@ pub enum DropSite {
 
 impl DropSite {
     /// Number of sites.
-    pub const COUNT: usize = 3;
+    pub const COUNT: usize = Self::ALL.len();
     /// All sites, in index order.
     pub const ALL: [DropSite; 3] = [DropSite::HostNic, DropSite::Fabric, DropSite::LastHop];
     /// Name used in summaries.

@@ -58,8 +58,9 @@ impl Discipline for FifoQueue {
             if let Some(p) = q.pop_front() {
                 if q.is_empty() {
                     // Back to the ring's start, whose slots are still
-                    // cached, rather than on round a ring as large as the
-                    // longest queue ever seen.
+                    // cached, rather than going round a ring as large as
+                    // the longest queue ever seen (see
+                    // `Network::next_arrival`).
                     q.clear();
                 }
                 self.bytes -= p.size as u64;
