@@ -28,6 +28,7 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod event;
 pub mod metrics;
 pub mod net;
 pub mod output;

@@ -1,61 +1,24 @@
 //! One simulation run: the network, the flows, a transport, and the event
-//! loop that ties them together. The loop's [`Event`] holds the network's
-//! own events ([`NetEvent`]) beside transport timers and samples; the
+//! loop that ties them together. The loop's [`Event`] ([`crate::event`])
+//! holds the network's own events beside transport timers and samples; the
 //! transport contract ([`Transport`], [`Ctx`]) lives in
-//! [`crate::transport::contract`] and is re-exported here.
+//! [`crate::transport::contract`]; both are re-exported here.
 //!
 //! The loop takes the earlier of the next pending event and the next flow
 //! start (flows are kept sorted by start time, so starts never sit in the
 //! heap). It ends when every flow has finished, at the time limit, or at the
 //! event limit.
 
-use crate::engine::{EventQueue, RngStreams};
+use crate::engine::{EventQueue, RngStreams, Tie};
 use crate::metrics::ideal::{ideal_fct, Hop};
 use crate::metrics::{FlowResult, QueueSample, RunOutput};
-use crate::net::{NetEvent, Network};
-use crate::packet::{flags, FlowId, NodeId, PortId};
+use crate::net::Network;
+use crate::packet::{flags, FlowId, NodeId};
 use crate::time::{Duration, Time};
 use crate::workload::{FlowSpec, Workload};
 
+pub use crate::event::Event;
 pub use crate::transport::contract::{Ctx, FlowProgress, PacketFormat, Setup, Transport};
-
-/// Everything that can happen. Small and `Copy`: ids only.
-///
-/// The network's events ([`NetEvent`]) are folded in as variants of their
-/// own rather than wrapped, so that an event is 8 bytes (a wrapped one was
-/// 12): every event is copied several times on its way through the queue,
-/// and 12-byte copies are done as overlapping 8- and 4-byte moves that stall
-/// when read back soon after being written (measured on the reference run).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
-    /// [`NetEvent::Arrive`]: the head packet on a port's link reached the
-    /// far end.
-    Arrive(PortId),
-    /// [`NetEvent::TxDone`]: a port may start its next transmission.
-    TxDone(PortId),
-    /// [`NetEvent::NicIdle`]: a host NIC ran dry.
-    NicIdle(NodeId),
-    /// A transport timer. `id` and `kind` are the transport's own.
-    Timer {
-        /// Transport-defined target (usually a flow id).
-        id: u32,
-        /// Transport-defined timer kind.
-        kind: u8,
-    },
-    /// Take a queue sample.
-    Sample,
-}
-
-impl From<NetEvent> for Event {
-    #[inline]
-    fn from(e: NetEvent) -> Self {
-        match e {
-            NetEvent::Arrive(p) => Event::Arrive(p),
-            NetEvent::TxDone(p) => Event::TxDone(p),
-            NetEvent::NicIdle(h) => Event::NicIdle(h),
-        }
-    }
-}
 
 /// Progress report for long runs (progress bars).
 #[derive(Clone, Copy, Debug)]
@@ -133,6 +96,9 @@ pub struct Simulation<T: Transport> {
 }
 
 impl<T: Transport> Simulation<T> {
+    /// A sample belongs to no component; it is the last phase of an instant.
+    const SAMPLE_TIE: Tie = Event::Sample.tie(NodeId(Tie::GLOBAL));
+
     /// Set up a run. Flows must be sorted by start time with ids equal to
     /// their index (the workload generator guarantees this).
     pub fn new(
@@ -154,10 +120,13 @@ impl<T: Transport> Simulation<T> {
         net.nic_flow_bytes = vec![0; n];
         net.nic_flow_departed = vec![(Time::ZERO, Duration::ZERO); n];
         net.set_nic_pull(transport.wants_nic_pull());
-        let mut events = EventQueue::new();
+        // The order of simultaneous events is seeded like every other
+        // random choice of the run (see `engine::event_queue`).
+        let ties = RngStreams::new(seed).stream("engine.ties", 0).next_u64();
+        let mut events = EventQueue::with_salt(ties);
         if let Some(iv) = limits.queue_sample_interval {
             if iv.ps() > 0 {
-                events.schedule(Time::ZERO, Event::Sample);
+                events.schedule(Time::ZERO, Self::SAMPLE_TIE, Event::Sample);
             }
         }
         Simulation {
@@ -257,10 +226,13 @@ impl<T: Transport> Simulation<T> {
             if next_start <= next_ev {
                 self.n_events += 1;
                 self.report_every_64k(t, report.as_mut());
-                let f = self.flows[self.next_flow].id;
+                let (f, src) = (
+                    self.flows[self.next_flow].id,
+                    self.flows[self.next_flow].src,
+                );
                 self.next_flow += 1;
                 self.events.advance_to(next_start);
-                self.with_ctx(next_start, |t, ctx| t.start_flow(ctx, f));
+                self.with_ctx(next_start, src, |t, ctx| t.start_flow(ctx, f));
                 continue;
             }
             // Run the events up to the next flow start or limit without
@@ -272,12 +244,12 @@ impl<T: Transport> Simulation<T> {
                 .min(pause);
             let all_started = self.next_flow == n_flows;
             loop {
-                let Some((now, ev)) = self.events.pop() else {
+                let Some((now, tie, ev)) = self.events.pop() else {
                     unreachable!()
                 };
                 self.n_events += 1;
                 self.report_every_64k(now, report.as_mut());
-                self.run_event(now, ev);
+                self.run_event(now, tie, ev);
                 if all_started && self.finished == n_flows {
                     break;
                 }
@@ -310,9 +282,9 @@ impl<T: Transport> Simulation<T> {
         }
     }
 
-    /// Handle one event popped at `now`.
+    /// Handle one event popped at `now`; `tie` names its owner.
     #[inline(always)]
-    fn run_event(&mut self, now: Time, ev: Event) {
+    fn run_event(&mut self, now: Time, tie: Tie, ev: Event) {
         // Start loading the state the next event will need while this
         // one runs (see [`Network::prefetch_port`]).
         match self.events.peek() {
@@ -324,34 +296,38 @@ impl<T: Transport> Simulation<T> {
             Event::Arrive(p) => {
                 if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {
                     if pkt.has(flags::NOTICE) {
-                        self.with_ctx(now, |t, ctx| t.on_notice(ctx, pkt));
+                        self.with_ctx(now, pkt.dst, |t, ctx| t.on_notice(ctx, pkt));
                     } else {
-                        self.with_ctx(now, |t, ctx| t.on_packet(ctx, pkt));
+                        self.with_ctx(now, pkt.dst, |t, ctx| t.on_packet(ctx, pkt));
                     }
                 }
             }
             Event::TxDone(p) => self.net.on_tx_done(p, now, &mut self.events),
             Event::Timer { id, kind } => {
-                self.with_ctx(now, |t, ctx| t.on_timer(ctx, id, kind));
+                let host = NodeId(tie.owner());
+                self.with_ctx(now, host, |t, ctx| t.on_timer(ctx, id, kind));
             }
             Event::NicIdle(host) => {
-                self.with_ctx(now, |t, ctx| t.on_nic_idle(ctx, host));
+                self.with_ctx(now, host, |t, ctx| t.on_nic_idle(ctx, host));
             }
             Event::Sample => {
                 self.net
                     .sample_queues(now, !self.limits.sample_host_queues, &mut self.samples);
                 if let Some(iv) = self.limits.queue_sample_interval {
-                    self.events.schedule(now + iv, Event::Sample);
+                    self.events
+                        .schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
                 }
             }
         }
     }
 
-    /// Call into the transport with a context at time `now`.
+    /// Call into the transport with a context at time `now`, acting for
+    /// `host` (the timers it sets belong to that host).
     #[inline]
-    fn with_ctx(&mut self, now: Time, f: impl FnOnce(&mut T, &mut Ctx)) {
+    fn with_ctx(&mut self, now: Time, host: NodeId, f: impl FnOnce(&mut T, &mut Ctx)) {
         let mut ctx = Ctx::new(
             now,
+            host,
             &mut self.net,
             &mut self.events,
             &self.flows,
@@ -433,16 +409,5 @@ impl<T: Transport> Simulation<T> {
             seed: self.seed,
             stop_reason: reason.name().to_string(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Events are copied several times each through the queue; see [`Event`].
-    #[test]
-    fn an_event_is_eight_bytes() {
-        assert_eq!(std::mem::size_of::<Event>(), 8);
     }
 }

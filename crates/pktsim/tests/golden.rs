@@ -7,7 +7,10 @@
 //! A refactoring must leave every line unchanged. A change of behaviour that
 //! is intended is re-recorded with `PKTSIM_BLESS=1 cargo test -p pktsim
 //! --test e2e golden` and the diff of the snapshot file is reviewed in the
-//! commit.
+//! commit. For that review, `PKTSIM_GOLDEN_TABLE=FILE` also writes each
+//! run's mean slowdown, finished flows and drops to FILE (run it before and
+//! after the change and compare: an order change should look like a change
+//! of seed, not of behaviour).
 
 use pktsim::config::{base_dir_of, Config};
 use pktsim::metrics::{DropReason, RunOutput};
@@ -203,21 +206,50 @@ fn run_bench() -> RunOutput {
     out
 }
 
+/// One line of the review table: mean slowdown of the finished flows, how
+/// many finished, and the drops (see the module doc).
+fn table_line(name: &str, out: &RunOutput) -> String {
+    let slowdowns: Vec<f64> = out
+        .flows
+        .iter()
+        .filter_map(|f| {
+            let fct = f.fct()?;
+            (f.ideal_fct.ps() > 0).then(|| fct.ps() as f64 / f.ideal_fct.ps() as f64)
+        })
+        .collect();
+    let mean = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
+    let c = &out.counters;
+    let drops: u64 = c.dropped.iter().flatten().sum();
+    format!(
+        "{name}\t{mean:.4}\t{}\t{drops}\t{}",
+        slowdowns.len(),
+        out.events
+    )
+}
+
 /// Every line of the snapshot, in file order.
 fn current_snapshot() -> String {
     let mut s = String::from(
         "# Golden snapshots (tests/golden.rs): each shipped config cut to CI size, and\n\
          # `pktsim bench --flows 2000`. Re-record: PKTSIM_BLESS=1 cargo test -p pktsim --test e2e golden\n",
     );
+    let mut table = String::from("config\tmean_slowdown\tfinished\tdrops\tevents\n");
     for rel in configs() {
-        s.push_str(&snapshot_line(&rel, &run_config(&rel)));
+        let out = run_config(&rel);
+        s.push_str(&snapshot_line(&rel, &out));
         s.push('\n');
+        table.push_str(&table_line(&rel, &out));
+        table.push('\n');
     }
-    s.push_str(&snapshot_line(
-        &format!("bench --flows {BENCH_FLOWS}"),
-        &run_bench(),
-    ));
+    let name = format!("bench --flows {BENCH_FLOWS}");
+    let out = run_bench();
+    s.push_str(&snapshot_line(&name, &out));
     s.push('\n');
+    table.push_str(&table_line(&name, &out));
+    table.push('\n');
+    if let Ok(path) = std::env::var("PKTSIM_GOLDEN_TABLE") {
+        std::fs::write(&path, table).expect("write the review table");
+    }
     s
 }
 

@@ -1,33 +1,181 @@
-//! Pending events keyed by (time, insertion sequence): a timing wheel for
-//! the near future and a heap for the rest.
+//! Pending events keyed by time and tie: a timing wheel for the near future
+//! and a heap for the rest.
 //!
-//! Ties in time come out in insertion order, so a run is a pure function of
-//! its inputs. Callers keep the number of pending events small (one per busy
-//! port or link, one per armed timer). Events due within a few microseconds
-//! (transmissions, propagation) go on a timing wheel; later ones (timers)
-//! into a 4-ary heap; a pop takes the smaller of the two fronts.
+//! Every event names itself with a [`Tie`]: its phase, its owner (the
+//! component that handles it) and the owner's id for it. Events at equal
+//! times come out in the order of a key derived from the tie, the time and
+//! the run's salt alone, never from when they were scheduled, so the order
+//! does not depend on how the network is cut into pieces or how many
+//! threads run them (docs/engine.md). The key ([`order_key`]) runs an
+//! instant phase by phase (the run loop's phases: ends of transmissions,
+//! then arrivals, then the rest, so that a packet leaving a queue at the
+//! instant another arrives has left it) and shuffles the events of one
+//! phase: a plain (owner, id) order would put the same component first at
+//! every instant, and a fixed priority among packets that meet at a
+//! drop-tail queue locks flows out (two NewReno flows on a dumbbell got
+//! 100 % and 0 % of the link); a per-instant shuffle does not, as the
+//! insertion order it replaces did not. Callers keep the
+//! number of pending events small (one per busy port or link, one per armed
+//! timer). Events due within a few microseconds (transmissions, propagation)
+//! go on a timing wheel; later ones (timers) into a 4-ary heap; a pop takes
+//! the smaller of the two fronts.
 
 use crate::time::Time;
+
+/// The name of an event, from which its place among the events of its
+/// instant follows ([`order_key`]): its phase (top [`Tie::PHASE_BITS`]
+/// bits), its owner's id ([`Tie::OWNER_BITS`] bits) and the owner's id for
+/// the event (low [`Tie::ID_BITS`] bits). Two pending events with the same
+/// time and tie must be the same event (they then run in either order to
+/// the same effect): the id names the event within its phase and owner,
+/// e.g. the port of an arrival or the kind and number of a timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tie(u64);
+
+impl Tie {
+    /// Bits of the phase: the phases of an instant run in order.
+    pub const PHASE_BITS: u32 = 3;
+    /// Bits of the owner's id: 16.7 M components.
+    pub const OWNER_BITS: u32 = 24;
+    /// Bits of the event's id within its phase and owner.
+    pub const ID_BITS: u32 = 64 - Self::PHASE_BITS - Self::OWNER_BITS;
+    /// The largest owner id; [`Tie::GLOBAL`] uses it.
+    pub const MAX_OWNER: u32 = (1 << Self::OWNER_BITS) - 1;
+    /// The owner of events that belong to no component (whole-run samples).
+    pub const GLOBAL: u32 = Self::MAX_OWNER;
+    /// The largest phase.
+    pub const MAX_PHASE: u8 = (1 << Self::PHASE_BITS) - 1;
+
+    /// The tie of `owner`'s event `id` in phase `phase`. Values beyond their
+    /// bits are a logic error (the topology refuses that many nodes); in
+    /// release builds they are cut to their bits.
+    #[inline(always)]
+    pub const fn new(phase: u8, owner: u32, id: u64) -> Tie {
+        debug_assert!(
+            phase <= Self::MAX_PHASE && owner <= Self::MAX_OWNER && id < 1 << Self::ID_BITS
+        );
+        Tie((phase as u64) << (64 - Self::PHASE_BITS)
+            | ((owner & Self::MAX_OWNER) as u64) << Self::ID_BITS
+            | (id & ((1 << Self::ID_BITS) - 1)))
+    }
+
+    /// The phase.
+    #[inline(always)]
+    pub const fn phase(self) -> u8 {
+        (self.0 >> (64 - Self::PHASE_BITS)) as u8
+    }
+
+    /// The owner's id.
+    #[inline(always)]
+    pub const fn owner(self) -> u32 {
+        (self.0 >> Self::ID_BITS) as u32 & Self::MAX_OWNER
+    }
+
+    /// The event's id within its phase and owner.
+    #[inline(always)]
+    pub const fn id(self) -> u64 {
+        self.0 & ((1 << Self::ID_BITS) - 1)
+    }
+
+    /// The tie as one integer (phase, owner, id).
+    #[inline(always)]
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+/// Bits [`mix`] scatters: the owner and id of a tie, below its phase.
+const MIXED_BITS: u32 = 64 - Tie::PHASE_BITS;
+const MIXED_MASK: u64 = (1 << MIXED_BITS) - 1;
+/// The shift of [`mix`]'s xor-shifts: at least half of [`MIXED_BITS`], so
+/// that each xor-shift undoes itself.
+const MIX_SHIFT: u32 = MIXED_BITS.div_ceil(2);
+
+/// Multipliers of [`mix`]: odd, so that multiplying (modulo a power of 2)
+/// is a bijection.
+const MIX_1: u64 = 0x9E37_79B9_7F4A_7C15;
+const MIX_2: u64 = 0xBF58_476D_1CE4_E5B9;
+
+/// The inverse of an odd `c` modulo 2^64, hence modulo every smaller power
+/// of 2 (Newton's iteration: each step doubles the correct low bits, from 3).
+const fn inverse(c: u64) -> u64 {
+    let mut inv = c;
+    let mut i = 0;
+    while i < 6 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(inv)));
+        i += 1;
+    }
+    inv
+}
+
+const MIX_1_INV: u64 = inverse(MIX_1);
+const MIX_2_INV: u64 = inverse(MIX_2);
+const _: () = assert!(MIX_1.wrapping_mul(MIX_1_INV) == 1 && MIX_2.wrapping_mul(MIX_2_INV) == 1);
+
+/// A bijection of the numbers below 2^[`MIXED_BITS`] that scatters nearby
+/// inputs: two rounds of an odd multiply and a xor-shift (each invertible,
+/// see [`unmix`]).
+#[inline(always)]
+const fn mix(x: u64) -> u64 {
+    let x = x.wrapping_mul(MIX_1) & MIXED_MASK;
+    let x = x ^ (x >> MIX_SHIFT);
+    let x = x.wrapping_mul(MIX_2) & MIXED_MASK;
+    x ^ (x >> MIX_SHIFT)
+}
+
+/// The inverse of [`mix`].
+#[inline(always)]
+const fn unmix(y: u64) -> u64 {
+    let x = y ^ (y >> MIX_SHIFT);
+    let x = x.wrapping_mul(MIX_2_INV) & MIXED_MASK;
+    let x = x ^ (x >> MIX_SHIFT);
+    x.wrapping_mul(MIX_1_INV) & MIXED_MASK
+}
+
+/// What the owner and id of the ties of instant `time` are mixed with.
+#[inline(always)]
+const fn instant_salt(time: u64, salt: u64) -> u64 {
+    mix((time ^ salt) & MIXED_MASK)
+}
+
+/// The key that orders the events of instant `time`: the tie's phase, then
+/// its owner and id mixed with a salt made from the time and the queue's
+/// `salt` (drawn from the run's seed: the order of simultaneous events is a
+/// random choice like any other). For one instant it is a bijection of
+/// ties, so distinct events never share a key, and which of two events of a
+/// phase goes first changes from instant to instant like a coin toss, the
+/// same on every run with that salt and on every partition of the network.
+#[inline(always)]
+pub const fn order_key(tie: Tie, time: Time, salt: u64) -> u64 {
+    let phase = tie.0 & !MIXED_MASK;
+    phase | mix((tie.0 & MIXED_MASK) ^ instant_salt(time.0, salt))
+}
+
+/// The tie behind `key` at `time` (the inverse of [`order_key`]).
+#[inline(always)]
+const fn tie_of(key: u64, time: u64, salt: u64) -> Tie {
+    let phase = key & !MIXED_MASK;
+    Tie(phase | (unmix(key & MIXED_MASK) ^ instant_salt(time, salt)))
+}
 
 const ARITY: usize = 4;
 
 #[derive(Clone, Copy)]
 struct Entry<E> {
-    /// Time, then insertion sequence: the order of events.
+    /// Time, then the tie's order key ([`order_key`]): the order of events.
     time: u64,
-    seq: u64,
+    tie: u64,
     event: E,
 }
 
 impl<E> Entry<E> {
-    /// time << 64 | sequence: one comparison orders by time, then
-    /// insertion. Built in registers from the two fields, which are
+    /// time << 64 | order key: one comparison orders by time, then key. Built in registers from the two fields, which are
     /// stored apart: a u128 field is written as two 8-byte halves and
     /// copied as one 16-byte load, which then waits for the stores to
     /// retire (failed store forwarding, measured at 5 % of a run).
     #[inline(always)]
     fn key(&self) -> u128 {
-        (self.time as u128) << 64 | self.seq as u128
+        (self.time as u128) << 64 | self.tie as u128
     }
 }
 
@@ -166,8 +314,9 @@ impl<E: Copy> Wheel<E> {
         (time >> BUCKET_SHIFT) as usize % WHEEL_LEN
     }
 
-    /// Add an entry: appended to its bucket's list in the usual case (later
-    /// than everything there); [`Wheel::push_sorted`] otherwise.
+    /// Add an entry: appended to its bucket's list in the usual case (not
+    /// earlier than anything there; an equal key is the same event, see
+    /// [`Tie`]); [`Wheel::push_sorted`] otherwise.
     #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
         let b = Self::bucket_of(e.time);
@@ -178,7 +327,7 @@ impl<E: Copy> Wheel<E> {
             // Field by field: a whole-entry copy goes through the stack as
             // one 16-byte load of two 8-byte stores (see [`Entry::key`]).
             slot.0.time = e.time;
-            slot.0.seq = e.seq;
+            slot.0.tie = e.tie;
             slot.0.event = e.event;
             slot.1 = NIL;
             node
@@ -191,7 +340,7 @@ impl<E: Copy> Wheel<E> {
             self.ends[b] = (node, node);
             self.occupied[b / 64] |= 1 << (b % 64);
             self.summary |= 1 << (b / 64);
-        } else if self.nodes[last as usize].0.key() < e.key() {
+        } else if self.nodes[last as usize].0.key() <= e.key() {
             self.nodes[last as usize].1 = node;
             self.ends[b].1 = node;
         } else {
@@ -306,12 +455,7 @@ impl Front {
     };
 }
 
-/// A place in the order of same-time events, taken by
-/// [`EventQueue::reserve`] for an event that may be scheduled later.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reservation(u64);
-
-/// Pending events ordered by (time, insertion sequence).
+/// Pending events ordered by (time, [`Tie`]).
 pub struct EventQueue<E> {
     /// Events less than the wheel's span ahead of the time they were
     /// scheduled at.
@@ -320,8 +464,9 @@ pub struct EventQueue<E> {
     heap: Heap<E>,
     /// The earliest event's place, when known (see [`Front`]).
     front: Front,
-    next_seq: u64,
     now: Time,
+    /// The salt of [`order_key`].
+    salt: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -331,13 +476,19 @@ impl<E: Copy> Default for EventQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> {
-    /// An empty queue at time zero.
+    /// An empty queue at time zero, salt 0.
     pub fn new() -> Self {
+        Self::with_salt(0)
+    }
+
+    /// An empty queue at time zero whose same-time events are ordered with
+    /// `salt` ([`order_key`]); a run draws it from its seed.
+    pub fn with_salt(salt: u64) -> Self {
         EventQueue {
+            salt,
             wheel: Wheel::new(),
             heap: Heap::with_capacity(1024),
             front: Front::UNKNOWN,
-            next_seq: 0,
             now: Time::ZERO,
         }
     }
@@ -348,56 +499,33 @@ impl<E: Copy> EventQueue<E> {
         self.now
     }
 
-    /// Schedule `event` at `at`. Scheduling in the past is a logic error; in
+    /// Schedule `event` at `at`, in the place `tie` gives it among the
+    /// events of that instant. Scheduling in the past is a logic error; in
     /// release builds the event runs at the current time instead.
     #[inline]
-    pub fn schedule(&mut self, at: Time, event: E) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let place = self.insert(at, seq, event);
-        // A known front stays known: the new event is the new front only
-        // if strictly earlier (at an equal time it comes out after).
-        if self.front.place != Front::UNKNOWN.place && at.0 < self.front.time {
-            self.front = Front { place, time: at.0 };
-        }
-    }
-
-    /// Take the place among same-time events that an event scheduled now
-    /// would get, without scheduling one. [`EventQueue::schedule_reserved`]
-    /// later puts an event exactly there, so a component can leave out
-    /// events that turn out to be unneeded and still run exactly as if it
-    /// had scheduled them all (a NIC's run-dry event, see
-    /// `Network::request_nic_idle`).
-    #[inline]
-    pub fn reserve(&mut self) -> Reservation {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        Reservation(seq)
-    }
-
-    /// Schedule `event` at `at` in the place `r` took when it was reserved:
-    /// it comes out after same-time events scheduled before the reservation
-    /// and before those scheduled after it. Each reservation is for one
-    /// event (a second one with the same place would tie in an unspecified
-    /// order).
-    #[inline]
-    pub fn schedule_reserved(&mut self, at: Time, r: Reservation, event: E) {
-        self.insert(at, r.0, event);
-        // At an equal time the reserved event may precede the remembered
-        // front: look it up again.
-        if self.front.place != Front::UNKNOWN.place && at.0 <= self.front.time {
-            self.front = Front::UNKNOWN;
+    pub fn schedule(&mut self, at: Time, tie: Tie, event: E) {
+        debug_assert!(at >= self.now, "event scheduled in the past");
+        let at = at.max(self.now);
+        let place = self.insert(at, order_key(tie, at, self.salt), event);
+        // A known front stays known unless the new event may come first:
+        // strictly earlier, it is the new front; at the same time, it went
+        // to the front's own wheel bucket (same time, same bucket), whose
+        // list is kept in order, unless the front is the heap's root.
+        if self.front.place != Front::UNKNOWN.place {
+            if at.0 < self.front.time {
+                self.front = Front { place, time: at.0 };
+            } else if at.0 == self.front.time && self.front.place == Front::HEAP {
+                self.front = Front::UNKNOWN;
+            }
         }
     }
 
     /// Put an entry on the wheel or the heap; returns its [`Front`] place.
     #[inline(always)]
-    fn insert(&mut self, at: Time, seq: u64, event: E) -> u32 {
-        debug_assert!(at >= self.now, "event scheduled in the past");
-        let at = at.max(self.now);
+    fn insert(&mut self, at: Time, tie: u64, event: E) -> u32 {
         let e = Entry {
             time: at.0,
-            seq,
+            tie,
             event,
         };
         if Wheel::<E>::fits(self.now.0, at.0) {
@@ -455,9 +583,10 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Remove the earliest event and advance the clock to it.
+    /// Remove the earliest event and advance the clock to it; returns its
+    /// time, tie and event.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<(Time, E)> {
+    pub fn pop(&mut self) -> Option<(Time, Tie, E)> {
         let mut front = std::mem::replace(&mut self.front, Front::UNKNOWN);
         if front.place == Front::UNKNOWN.place {
             front = self.find_front();
@@ -468,7 +597,7 @@ impl<E: Copy> EventQueue<E> {
             bucket => self.wheel.pop_from(bucket as usize),
         };
         self.now = Time(e.time);
-        Some((self.now, e.event))
+        Some((self.now, tie_of(e.tie, e.time, self.salt), e.event))
     }
 
     /// Advance the clock without an event (used when the run loop takes an
@@ -494,122 +623,175 @@ impl<E: Copy> EventQueue<E> {
 mod tests {
     use super::*;
 
+    fn drain<E: Copy>(q: &mut EventQueue<E>) -> Vec<(u64, u64, E)> {
+        std::iter::from_fn(|| q.pop().map(|(t, k, e)| (t.0, k.bits(), e))).collect()
+    }
+
     #[test]
-    fn pops_in_time_then_insertion_order() {
+    fn pops_in_time_then_key_order_and_returns_the_tie() {
         let mut q = EventQueue::new();
-        q.schedule(Time(5), 'a');
-        q.schedule(Time(3), 'b');
-        q.schedule(Time(5), 'c');
-        q.schedule(Time(3), 'd');
-        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+        let ties = [
+            Tie::new(0, 2, 0),
+            Tie::new(0, 1, 7),
+            Tie::new(0, 1, 9),
+            Tie::new(0, 1, 2),
+        ];
+        for (i, t) in ties.iter().enumerate() {
+            q.schedule(Time(3 + 2 * (i as u64 % 2)), *t, i);
+        }
+        let mut want: Vec<(u64, u64, u64, usize)> = ties
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let at = Time(3 + 2 * (i as u64 % 2));
+                (at.0, order_key(*t, at, 0), t.bits(), i)
+            })
+            .collect();
+        want.sort();
+        let want: Vec<(u64, u64, usize)> = want.into_iter().map(|(a, _, t, i)| (a, t, i)).collect();
+        assert_eq!(drain(&mut q), want);
         assert_eq!(q.now(), Time(5));
     }
 
-    /// Against a reference order on random schedules that mix ties, near and
-    /// far events, and scheduling while popping.
+    #[test]
+    fn the_order_key_is_a_bijection_that_shuffles_each_instant() {
+        for x in [0, 1, 2, MIXED_MASK, 0x1234_5678_9abc_def0 & MIXED_MASK] {
+            assert_eq!(unmix(mix(x)), x);
+        }
+        for x in [0, 1, u64::MAX, 0x1234_5678_9abc_def0] {
+            assert_eq!(tie_of(order_key(Tie(x), Time(77), 5), 77, 5), Tie(x));
+        }
+        // Two fixed events meet at many instants: each goes first about
+        // half the time (a fixed priority would lock one out of a queue).
+        let (a, b) = (Tie::new(1, 5, 1), Tie::new(1, 6, 1));
+        let first_a = (0..10_000u64)
+            .filter(|t| order_key(a, Time(t * 1_200_000), 9) < order_key(b, Time(t * 1_200_000), 9))
+            .count();
+        assert!((4_500..=5_500).contains(&first_a), "{first_a}");
+    }
+
+    #[test]
+    fn a_tie_keeps_its_phase_owner_and_id() {
+        let max_id = (1 << Tie::ID_BITS) - 1;
+        let t = Tie::new(Tie::MAX_PHASE, Tie::MAX_OWNER, max_id);
+        assert_eq!(
+            (t.phase(), t.owner(), t.id()),
+            (Tie::MAX_PHASE, Tie::MAX_OWNER, max_id)
+        );
+        let t = Tie::new(2, 3, 5);
+        assert_eq!((t.phase(), t.owner(), t.id()), (2, 3, 5));
+    }
+
+    /// Phases run in order whatever the owners and ids.
+    #[test]
+    fn an_earlier_phase_comes_first() {
+        let mut q = EventQueue::with_salt(3);
+        for (phase, owner) in [(2, 0), (0, 9), (1, 4), (0, 1), (2, 7), (1, 0)] {
+            q.schedule(Time(10), Tie::new(phase, owner, 0), phase);
+        }
+        let phases: Vec<u8> = drain(&mut q).into_iter().map(|(_, _, p)| p).collect();
+        assert_eq!(phases, vec![0, 0, 1, 1, 2, 2]);
+    }
+
+    /// Against a reference (an ordered set of what is pending) on random
+    /// schedules that mix ties, near and far events, and scheduling while
+    /// popping: every pop is the smallest (time, order key) pending. (The popped
+    /// sequence itself need not be sorted: an event scheduled at the current
+    /// time with a smaller tie comes out after a larger one already popped.)
     #[test]
     fn matches_a_reference_order() {
         let mut rng = crate::engine::Rng::from_seed_u64(11);
         for _ in 0..30 {
             let mut q = EventQueue::new();
-            let mut scheduled = Vec::new();
-            let mut popped = Vec::new();
+            let mut pending = std::collections::BTreeSet::new();
             let mut now = 0u64;
-            for seq in 0..2000u64 {
+            for id in 0..2000u64 {
                 if rng.below(4) == 0 && !q.is_empty() {
                     // Peek between schedules: the remembered front must
                     // follow the schedules that come after it.
                     q.peek_time();
                 }
                 if rng.below(100) < 60 || q.is_empty() {
-                    // Same bucket, on the wheel, about its horizon, far.
+                    // Now, same bucket, on the wheel, about its horizon, far.
                     let horizon = (WHEEL_LEN as u64) << BUCKET_SHIFT;
-                    let span = [4, 1 << 20, horizon, 2 * horizon, 1 << 40][rng.below(5) as usize];
+                    let span =
+                        [1, 4, 1 << 20, horizon, 2 * horizon, 1 << 40][rng.below(6) as usize];
                     let at = now + rng.below(span);
-                    q.schedule(Time(at), seq);
-                    scheduled.push((at, seq));
+                    // A few owners, so that equal times often meet; the id
+                    // as the event's id keeps every tie distinct.
+                    let tie = Tie::new(rng.below(2) as u8, rng.below(4) as u32, id);
+                    q.schedule(Time(at), tie, id);
+                    pending.insert((at, order_key(tie, Time(at), 0), tie.bits(), id));
                 } else {
                     // A peek (sometimes) must name the time the pop returns,
                     // even across the schedules made since an earlier peek.
                     let peeked = (rng.below(2) == 0).then(|| q.peek_time().unwrap());
                     let peeked_event = q.peek().copied();
-                    let (t, e) = q.pop().unwrap();
+                    let (t, k, e) = q.pop().unwrap();
                     assert!(peeked.is_none_or(|p| p == t));
                     assert_eq!(peeked_event, Some(e));
+                    let want = pending.pop_first().map(|(a, _, k, i)| (a, k, i));
+                    assert_eq!(want, Some((t.0, k.bits(), e)));
                     now = t.0;
-                    popped.push((t.0, e));
                 }
             }
-            while let Some((t, e)) = q.pop() {
-                popped.push((t.0, e));
-            }
-            assert!(popped.windows(2).all(|w| w[0] < w[1]), "out of order");
-            scheduled.sort();
-            assert_eq!(popped, scheduled);
+            let rest = drain(&mut q);
+            let want: Vec<_> = pending.into_iter().map(|(a, _, k, i)| (a, k, i)).collect();
+            assert_eq!(rest, want);
         }
     }
 
-    /// Events scheduled later into reserved places come out exactly where
-    /// they would have had they been scheduled when reserved; reservations
-    /// never used leave no trace. Checked against the queue itself,
-    /// scheduling every event at once.
+    /// The order is a function of the set of events, not of the order they
+    /// were scheduled in: the same events scheduled in two random orders
+    /// come out the same. This is what lets pieces of the network schedule
+    /// their events independently (docs/engine.md).
     #[test]
-    fn a_reserved_place_orders_like_an_event_scheduled_then() {
+    fn the_order_does_not_depend_on_the_order_of_scheduling() {
         let mut rng = crate::engine::Rng::from_seed_u64(5);
         for _ in 0..30 {
-            let mut q = EventQueue::new();
-            let mut reference = EventQueue::new();
-            // (time, reservation, event) not yet scheduled in `q`.
-            let mut held: Vec<(u64, Reservation, u64)> = Vec::new();
-            let mut popped = Vec::new();
-            let mut expected = Vec::new();
-            let mut now = 0u64;
-            for id in 0..2000u64 {
-                let horizon = (WHEEL_LEN as u64) << BUCKET_SHIFT;
-                let span = [4, 1 << 16, 2 * horizon][rng.below(3) as usize];
-                let at = now + rng.below(span);
-                match rng.below(10) {
-                    0..=4 => {
-                        q.schedule(Time(at), id);
-                        reference.schedule(Time(at), id);
-                    }
-                    5..=6 => {
-                        // Reserved now; scheduled later or never (odd ids).
-                        let r = q.reserve();
-                        if id % 2 == 0 {
-                            held.push((at, r, id));
-                            reference.schedule(Time(at), id);
-                        } else {
-                            reference.reserve();
-                        }
-                    }
-                    7 if !held.is_empty() => {
-                        let (t, r, e) = held.swap_remove(rng.below(held.len() as u64) as usize);
-                        q.schedule_reserved(Time(t.max(now)), r, e);
-                    }
-                    _ => {
-                        // Pop only when no held event would come first.
-                        let Some(t) = q.peek_time() else { continue };
-                        if held.iter().any(|h| h.0 <= t.0) {
-                            continue;
-                        }
-                        let (t, e) = q.pop().unwrap();
-                        now = t.0;
-                        popped.push((t.0, e));
-                    }
+            let horizon = (WHEEL_LEN as u64) << BUCKET_SHIFT;
+            let events: Vec<(u64, Tie)> = (0..500u64)
+                .map(|i| {
+                    let span = [8, 1 << 16, 2 * horizon][rng.below(3) as usize];
+                    (
+                        rng.below(span),
+                        Tie::new(rng.below(3) as u8, rng.below(8) as u32, i),
+                    )
+                })
+                .collect();
+            let mut runs = Vec::new();
+            for _ in 0..2 {
+                let mut order: Vec<usize> = (0..events.len()).collect();
+                for i in (1..order.len()).rev() {
+                    order.swap(i, rng.below(i as u64 + 1) as usize);
                 }
+                let mut q = EventQueue::new();
+                for i in order {
+                    q.schedule(Time(events[i].0), events[i].1, i);
+                }
+                runs.push(drain(&mut q));
             }
-            for (t, r, e) in held.drain(..) {
-                q.schedule_reserved(Time(t.max(now)), r, e);
+            assert_eq!(runs[0], runs[1]);
+        }
+    }
+
+    /// The same event scheduled twice (a transport's stale timer) is kept
+    /// twice, next to itself, on the wheel and in the heap.
+    #[test]
+    fn an_identical_event_twice_comes_out_twice() {
+        let mut q = EventQueue::new();
+        let far = 1 << 40;
+        for at in [10, far] {
+            q.schedule(Time(at), Tie::new(0, 1, 1), 'x');
+            for other in 2..6 {
+                q.schedule(Time(at), Tie::new(0, other, 1), 'w');
             }
-            while let Some((t, e)) = q.pop() {
-                popped.push((t.0, e));
-            }
-            while let Some((t, e)) = reference.pop() {
-                expected.push((t.0, e));
-            }
-            assert_eq!(popped, expected);
+            q.schedule(Time(at), Tie::new(0, 1, 1), 'x');
+        }
+        let order: String = drain(&mut q).into_iter().map(|(_, _, e)| e).collect();
+        assert_eq!(order.len(), 12);
+        for half in [&order[..6], &order[6..]] {
+            assert!(half.contains("xx"), "{order}");
         }
     }
 }

@@ -5,5 +5,5 @@
 pub mod event_queue;
 pub mod rng;
 
-pub use event_queue::{EventQueue, Reservation};
+pub use event_queue::{EventQueue, Tie};
 pub use rng::{Rng, RngStreams};

@@ -705,7 +705,7 @@ impl Network {
             tail
         };
         if port.in_flight.is_empty() {
-            ev.schedule(arrival, NetEvent::Arrive(pid).into());
+            NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
         }
         // The packet is copied onto the link first and its ready time and
         // hop count are set there: changing the local copy's fields and
@@ -741,7 +741,7 @@ impl Network {
         if port.busy_until > now {
             if !port.queue.is_empty() {
                 port.tx_pending = true;
-                ev.schedule(port.busy_until, NetEvent::TxDone(pid).into());
+                NetEvent::TxDone(pid).schedule_for(port.owner, port.busy_until, ev);
             }
             return;
         }
@@ -755,8 +755,9 @@ impl Network {
             Dequeue::Packet(pkt) => self.start_transmission(pid, pkt, now, ev),
             Dequeue::NotBefore(t) => {
                 // A rate limit holds the head back: come back then.
-                self.ports[pid.idx()].tx_pending = true;
-                ev.schedule(t, NetEvent::TxDone(pid).into());
+                let port = &mut self.ports[pid.idx()];
+                port.tx_pending = true;
+                NetEvent::TxDone(pid).schedule_for(port.owner, t, ev);
             }
             Dequeue::Empty => {}
         }
@@ -787,7 +788,7 @@ impl Network {
         let more = !port.queue.is_empty();
         if more {
             port.tx_pending = true;
-            ev.schedule(end, NetEvent::TxDone(pid).into());
+            NetEvent::TxDone(pid).schedule_for(owner, end, ev);
         }
         if owner.0 < self.n_hosts {
             self.nic_sent(owner, &pkt, now, end, more, ev);
@@ -991,7 +992,7 @@ impl Network {
         ev: &mut EventQueue<E>,
     ) {
         match port.in_flight.front() {
-            Some(&(next, _)) => ev.schedule(next, NetEvent::Arrive(pid).into()),
+            Some(&(next, _)) => NetEvent::Arrive(pid).schedule_for(port.peer, next, ev),
             None => port.in_flight.clear(),
         }
     }

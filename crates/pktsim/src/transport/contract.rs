@@ -4,13 +4,18 @@
 //! only its hosts, its packets and its timers; it never touches the event
 //! queue or the network's internals directly.
 //!
-//! These are re-exported from [`crate::sim`], where the loop that calls them
-//! lives.
+//! Every call into a transport acts for one host (the flow's source for a
+//! start, the packet's destination for a packet or a notice, the timer's or
+//! the NIC's host), and the timers it sets belong to that host: they take
+//! their place among that host's events ([`crate::engine::Tie`]).
+//!
+//! These are re-exported from the run loop (`sim`), which calls them; the
+//! contract itself does not import the loop.
 
 use crate::engine::{EventQueue, Rng, RngStreams};
+use crate::event::Event;
 use crate::net::Network;
 use crate::packet::{FlowId, Header, NodeId, Packet, PacketKind};
-use crate::sim::Event;
 use crate::time::{Duration, Rate, Time};
 use crate::workload::FlowSpec;
 
@@ -19,7 +24,7 @@ use crate::workload::FlowSpec;
 pub trait Transport {
     /// Protocol name, as in configs and result tables.
     fn name(&self) -> &'static str;
-    /// Called once before the run starts (by [`crate::sim::Simulation::setup`],
+    /// Called once before the run starts (by the run loop's `Simulation::setup`,
     /// which the config path always calls): check what the protocol cannot
     /// run with (an error names the field), size tables, draw from its own
     /// random streams. Default: nothing to do.
@@ -30,7 +35,8 @@ pub trait Transport {
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId);
     /// A packet reached its destination host `pkt.dst`.
     fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet);
-    /// A timer set with [`Ctx::set_timer`] fired.
+    /// A timer set with [`Ctx::set_timer`] fired, at the host that set it
+    /// ([`Ctx::host`]).
     fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8);
     /// Whether to call [`Transport::on_nic_idle`] (default: no).
     fn wants_nic_pull(&self) -> bool {
@@ -143,6 +149,7 @@ impl<'a> Setup<'a> {
 /// What a transport may do: send, set timers, read flows, report progress.
 pub struct Ctx<'a> {
     now: Time,
+    host: NodeId,
     net: &'a mut Network,
     events: &'a mut EventQueue<Event>,
     flows: &'a [FlowSpec],
@@ -152,10 +159,13 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// A context at `now` (built by the run loop for each call).
+    /// A context at `now`, acting for `host` (built by the run loop for
+    /// each call).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         now: Time,
+        host: NodeId,
         net: &'a mut Network,
         events: &'a mut EventQueue<Event>,
         flows: &'a [FlowSpec],
@@ -165,6 +175,7 @@ impl<'a> Ctx<'a> {
     ) -> Self {
         Ctx {
             now,
+            host,
             net,
             events,
             flows,
@@ -186,11 +197,24 @@ impl Ctx<'_> {
     pub fn send(&mut self, pkt: Packet) {
         self.net.send(pkt, self.now, self.events);
     }
-    /// Fire `on_timer(id, kind)` at `at`. Timers cannot be cancelled:
-    /// transports keep one pending per purpose and ignore stale ones.
+    /// The host this call acts for: the flow's source in
+    /// [`Transport::start_flow`], the packet's destination in
+    /// [`Transport::on_packet`] and [`Transport::on_notice`], the host whose
+    /// timer fired or whose NIC ran dry.
+    #[inline]
+    pub fn host(&self) -> NodeId {
+        self.host
+    }
+    /// Fire `on_timer(id, kind)` at `at`, at this call's host
+    /// ([`Ctx::host`]). `kind` must be below [`Event::TIMER_KINDS`] (it is
+    /// part of the timer's place among same-time events). Timers cannot be
+    /// cancelled: transports keep one pending per purpose and ignore stale
+    /// ones.
     #[inline]
     pub fn set_timer(&mut self, at: Time, id: u32, kind: u8) {
-        self.events.schedule(at, Event::Timer { id, kind });
+        debug_assert!(kind < Event::TIMER_KINDS, "timer kind {kind} out of range");
+        let timer = Event::Timer { id, kind };
+        self.events.schedule(at, timer.tie(self.host), timer);
     }
     /// The flow's spec.
     #[inline]
