@@ -200,7 +200,9 @@ pub struct CreditTransport {
     t_wait: Duration,
     /// FlashPass: when each host may next send an emulation packet.
     host_emu_free: Vec<Time>,
-    rng: Rng,
+    /// Each host's jitter stream (`transport.<protocol>.jitter`, instance
+    /// = host): a host's draws never depend on another host's.
+    rng: Vec<Rng>,
     /// Event counts for `summary.json`.
     stats: Stats,
     /// When set, every credit's (sender host, arrival time) is logged (tests).
@@ -236,7 +238,7 @@ impl CreditTransport {
             base_rtt: Vec::new(),
             t_wait: Duration::ZERO,
             host_emu_free: Vec::new(),
-            rng: Rng::from_seed_u64(0),
+            rng: Vec::new(),
             stats: Stats::default(),
             credit_log: None,
         }
@@ -255,11 +257,12 @@ impl CreditTransport {
         ctx.host_rate(host).bps() as f64 * self.common.credit_share
     }
 
-    /// The gap before the next credit or emulation packet at `rate` bit/s.
-    fn gap(&mut self, rate: f64) -> Duration {
+    /// The gap before `host`'s next credit or emulation packet at `rate`
+    /// bit/s, jittered from `host`'s own stream.
+    fn gap(&mut self, host: NodeId, rate: f64) -> Duration {
         let j = self.common.jitter;
         let scale = if j > 0.0 {
-            1.0 + j * (2.0 * self.rng.uniform() - 1.0)
+            1.0 + j * (2.0 * self.rng[host.idx()].uniform() - 1.0)
         } else {
             1.0
         };
@@ -442,6 +445,7 @@ impl CreditTransport {
         let ordinary = !over || expected < s.uncovered() as f64;
         let seq = s.emu.note_sent(now, ordinary);
         let spec = ctx.flow(f);
+        let src = spec.src;
         let mut p = message(
             ctx,
             f,
@@ -460,7 +464,7 @@ impl CreditTransport {
         ctx.send(p);
         self.stats.emulation_sent += 1;
         let rate = self.send[f.idx()].emu.rate;
-        let at = now + self.gap(rate);
+        let at = now + self.gap(src, rate);
         self.send[f.idx()].emu.timer_at = Some(at);
         ctx.set_timer(at, f.0, T_EMU);
     }
@@ -527,6 +531,7 @@ impl CreditTransport {
         let seq = r.credits.seq;
         let rate = r.credits.rate;
         let spec = ctx.flow(f);
+        let dst = spec.dst;
         let p = message(
             ctx,
             f,
@@ -540,7 +545,7 @@ impl CreditTransport {
         );
         ctx.send(p);
         self.stats.credits_sent += 1;
-        let at = now + self.gap(rate);
+        let at = now + self.gap(dst, rate);
         self.recv[f.idx()].credits.timer_at = Some(at);
         ctx.set_timer(at, f.0, T_CREDIT);
     }
@@ -727,7 +732,9 @@ impl Transport for CreditTransport {
                 env.path_delay(spec.src, spec.dst).times(2)
             })
             .collect();
-        self.rng = env.rng("jitter", 0);
+        self.rng = (0..env.n_hosts() as u64)
+            .map(|h| env.rng("jitter", h))
+            .collect();
         self.host_emu_free = vec![Time::ZERO; env.n_hosts() as usize];
         if let Design::FlashPass(fp) = &self.design {
             self.t_wait = match fp.t_wait {
