@@ -439,7 +439,7 @@ impl Config {
         let traffic_hosts = topo.n_hosts;
         self.transport.validate_hosts(traffic_hosts)?;
         if self.transport.wants_extra_host() {
-            topo = topo.with_extra_host(crate::net::NodeId(0), "arbiter")?;
+            topo = topo.with_extra_host(crate::packet::NodeId(0), "arbiter")?;
         }
         let params = NetworkParams {
             forwarding: n.forwarding,
@@ -473,7 +473,7 @@ impl Config {
         }
         let env = WorkloadEnv {
             n_hosts: traffic_hosts,
-            host_rate: net.host_rate(crate::net::NodeId(0)),
+            host_rate: net.host_rate(crate::packet::NodeId(0)),
             mss: n.mss,
             header_bytes: n.header_bytes,
             base_dir,

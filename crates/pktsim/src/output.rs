@@ -364,7 +364,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 mod tests {
     use super::*;
     use crate::metrics::Counters;
-    use crate::net::packet::NodeId;
+    use crate::packet::NodeId;
     use crate::time::{Duration, Time};
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, UInt64Type};

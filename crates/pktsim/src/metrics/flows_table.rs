@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::metrics::FlowResult;
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::{Duration, Time};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};

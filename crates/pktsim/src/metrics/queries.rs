@@ -78,7 +78,7 @@ impl QueryStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::NodeId;
+    use crate::packet::NodeId;
     use crate::time::{Duration, Time};
 
     fn flow(query: Option<u32>, start_us: u64, finish_us: Option<u64>) -> FlowResult {

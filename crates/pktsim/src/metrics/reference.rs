@@ -496,8 +496,8 @@ mod tests {
     ) -> crate::metrics::FlowResult {
         crate::metrics::FlowResult {
             id,
-            src: crate::net::packet::NodeId(0),
-            dst: crate::net::packet::NodeId(1),
+            src: crate::packet::NodeId(0),
+            dst: crate::packet::NodeId(1),
             size_bytes: size,
             start: Time(start),
             finish: finish.map(Time),

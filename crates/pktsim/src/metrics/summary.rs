@@ -395,7 +395,7 @@ pub fn jain_index(xs: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use crate::metrics::Counters;
-    use crate::net::packet::NodeId;
+    use crate::packet::NodeId;
     use crate::time::{Duration, Time};
 
     fn flow(id: u32, size: u64, fct_us: Option<u64>, ideal_us: u64) -> FlowResult {

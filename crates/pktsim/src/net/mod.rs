@@ -40,9 +40,6 @@ pub mod routing;
 pub mod switch;
 pub mod topology;
 
-/// The packet layer, re-exported where it used to live.
-pub use crate::packet;
 pub use event::NetEvent;
 pub use network::{Forwarding, Network, NetworkParams};
-pub use packet::{FlowId, Header, NodeId, Packet, PacketKind, PortId};
 pub use switch::{LoadBalancing, Refusal};

@@ -12,7 +12,7 @@
 //! instead of one per host.
 
 use crate::error::{Error, Result};
-use crate::net::packet::{NodeId, PortId};
+use crate::packet::{NodeId, PortId};
 use std::collections::{HashMap, VecDeque};
 
 /// No leaf: the node is not a switch with hosts attached.

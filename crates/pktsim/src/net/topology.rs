@@ -3,7 +3,7 @@
 //! Hosts always come first, so host `i` is `NodeId(i)`.
 
 use crate::error::{Error, Result};
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::{parse_duration, parse_rate, Duration, Rate};
 use serde::{Deserialize, Serialize};
 

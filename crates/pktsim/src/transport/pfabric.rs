@@ -20,10 +20,10 @@
 //! throttled exponentially ([`crate::transport::ping_pong`]).
 
 use crate::error::{Error, Result};
-use crate::net::packet::{FlowId, Header, Packet};
-use crate::sim::{Ctx, Transport};
+use crate::packet::{FlowId, Header, Packet};
 use crate::time::parse_duration;
 use crate::time::{Duration, Time};
+use crate::transport::contract::{Ctx, Transport};
 use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::ping_pong::PingPong;
 use crate::transport::receiver::AckReceiver;
@@ -219,7 +219,7 @@ impl Pfabric {
         let remaining = size.saturating_sub(s.snd_una.max(r.rcv_nxt) + r.ooo_bytes());
         p.prio = remaining.min(u32::MAX as u64) as u32;
         if seq < s.max_sent {
-            p.flags |= crate::net::packet::flags::RETX;
+            p.flags |= crate::packet::flags::RETX;
             ctx.count_retransmit(f);
         }
         s.max_sent = s.max_sent.max(seq + len);

@@ -28,9 +28,9 @@
 //! levels, control first, then short-flow data, then long-flow data).
 
 use crate::error::{Error, Result};
-use crate::net::packet::{FlowId, Header, NodeId, Packet};
-use crate::sim::{Ctx, Transport};
+use crate::packet::{FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
+use crate::transport::contract::{Ctx, Transport};
 use crate::transport::host::packet_bitmap::PacketBitmap;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};

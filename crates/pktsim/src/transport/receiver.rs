@@ -4,7 +4,7 @@
 //! data's timestamp and ECN mark.
 
 use crate::packet::{flags, Header, Packet};
-use crate::sim::Ctx;
+use crate::transport::contract::Ctx;
 
 /// Receiver state of one flow.
 #[derive(Clone, Debug, Default)]

@@ -4,7 +4,7 @@
 
 use super::{Gen, RawFlow};
 use crate::error::{Error, Result};
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::Time;
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 
 use super::{Gen, RawFlow};
 use crate::error::Result;
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::{Time, MAX_DURATION};
 
 /// Generate incast queries.

@@ -14,7 +14,7 @@ pub mod queries;
 
 use crate::engine::{Rng, RngStreams};
 use crate::error::{Error, Result};
-use crate::net::packet::{FlowId, NodeId};
+use crate::packet::{FlowId, NodeId};
 use crate::time::{parse_duration, Duration, Rate, Time};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -3,7 +3,7 @@
 use super::{Gen, RawFlow};
 use crate::engine::Rng;
 use crate::error::Result;
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 
 /// One flow between every ordered pair of distinct hosts.
 pub fn all_to_all(g: &Gen, size: u64, start: &Option<String>) -> Result<Vec<RawFlow>> {

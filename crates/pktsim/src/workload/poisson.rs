@@ -28,7 +28,7 @@
 
 use super::{Cdf, Gen, RawFlow};
 use crate::error::Result;
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::{Rate, Time, MAX_DURATION, MAX_DURATION_DAYS, PS_PER_SEC};
 
 /// The Poisson workload's settings, as the config gives them.

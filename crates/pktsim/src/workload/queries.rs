@@ -17,7 +17,7 @@
 
 use super::{Gen, RawFlow};
 use crate::error::Result;
-use crate::net::packet::NodeId;
+use crate::packet::NodeId;
 use crate::time::{Time, MAX_DURATION, PS_PER_SEC};
 
 /// The query settings, validated.

@@ -22,7 +22,7 @@
 
 use super::{Discipline, Drops, EcnThreshold};
 use crate::metrics::DropReason;
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::time::Time;
 use std::collections::VecDeque;
 

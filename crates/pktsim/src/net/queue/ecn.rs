@@ -2,7 +2,7 @@
 //! (Alizadeh et al., SIGCOMM 2010, §3.1: "mark arriving packets with CE if
 //! the queue occupancy is greater than K upon arrival").
 
-use crate::net::packet::{flags, Packet};
+use crate::packet::{flags, Packet};
 
 /// A marking threshold in packets or bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use super::{Discipline, Drops, EcnThreshold};
 use crate::metrics::DropReason;
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::time::Time;
 use std::collections::VecDeque;
 
@@ -87,7 +87,7 @@ impl Discipline for FifoQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{flags, FlowId};
+    use crate::packet::{flags, FlowId};
 
     fn pkt(flow: u32, size: u32, class: u8) -> Packet {
         let mut p = Packet::test_data(flow, size, 0);

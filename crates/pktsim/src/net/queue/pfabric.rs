@@ -12,7 +12,7 @@
 use super::pfabric_index::PrioIndex;
 use super::{Discipline, Drops};
 use crate::metrics::DropReason;
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::time::Time;
 
 /// Packets up to which the queue scans a vector.
@@ -272,7 +272,7 @@ impl Discipline for PfabricQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{FlowId, Header};
+    use crate::packet::{FlowId, Header};
 
     fn pkt(flow: u32, prio: u32, seq: u64) -> Packet {
         let mut p = Packet::test_data(flow, 1500, seq);

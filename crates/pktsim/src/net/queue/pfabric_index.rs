@@ -9,7 +9,7 @@
 //! operations through both): arrival order is the sequence number given at
 //! enqueue.
 
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use std::collections::BTreeSet;
 
 /// Packets held, with the two indexes.

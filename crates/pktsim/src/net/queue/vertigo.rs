@@ -18,7 +18,7 @@
 
 use super::{Discipline, Drops, EcnThreshold};
 use crate::metrics::DropReason;
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::time::Time;
 
 /// Rank-ordered queue with push-out of the lowest-priority packets.
@@ -120,7 +120,7 @@ impl Discipline for VertigoQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::FlowId;
+    use crate::packet::FlowId;
 
     fn pkt(id: u32, prio: u32, size: u32) -> Packet {
         let mut p = Packet::test_data(id, size, 0);

@@ -33,8 +33,8 @@ pub mod wire;
 use crate::engine::Rng;
 use crate::error::{Error, Result};
 use crate::packet::{flags, FlowId, Header, NodeId, Packet};
-use crate::sim::{Ctx, Setup, Transport};
 use crate::time::{parse_duration, Duration, Time};
+use crate::transport::contract::{Ctx, Setup, Transport};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 

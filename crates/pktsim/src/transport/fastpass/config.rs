@@ -5,7 +5,7 @@
 use super::epoch::{EpochModel, EpochParams};
 use super::{Fastpass, FastpassParams};
 use crate::error::{Error, Result};
-use crate::net::NodeId;
+use crate::packet::NodeId;
 use crate::time::{parse_duration, Duration};
 use crate::transport::{ProtocolConfig, SimSetup};
 use fastpass_arbiter::Order;

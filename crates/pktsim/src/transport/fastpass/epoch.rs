@@ -19,9 +19,9 @@
 //! the network's load balancing) and no compute time.
 
 use super::{ctrl, n_packets, RecvFlow, NO_FLOW};
-use crate::net::packet::{FlowId, Header, NodeId, Packet};
-use crate::sim::{Ctx, Transport};
+use crate::packet::{FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
+use crate::transport::contract::{Ctx, Transport};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 

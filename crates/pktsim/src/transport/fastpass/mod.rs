@@ -39,9 +39,9 @@ pub mod epoch;
 
 pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 
-use crate::net::packet::{flags, FlowId, Header, NodeId, Packet};
-use crate::sim::{Ctx, Setup, Transport};
+use crate::packet::{flags, FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
+use crate::transport::contract::{Ctx, Setup, Transport};
 use crate::transport::host::packet_bitmap::PacketBitmap;
 use fastpass_arbiter::{colour_edges, Allocator, Order};
 use std::cmp::Reverse;

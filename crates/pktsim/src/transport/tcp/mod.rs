@@ -32,8 +32,8 @@ pub mod scoreboard;
 pub mod sender;
 
 use crate::packet::{flags, FlowId, Header, NodeId, Packet};
-use crate::sim::{Ctx, Transport};
 use crate::time::{Duration, Time};
+use crate::transport::contract::{Ctx, Transport};
 use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::receiver::AckReceiver;
 use cc::{Cc, CongestionControl};
