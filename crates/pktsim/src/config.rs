@@ -268,6 +268,11 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
     } else {
         path
     };
+    let msg = if msg.contains("number too large") {
+        format!("{msg} (TOML integers are at most 2^63 - 1)")
+    } else {
+        msg
+    };
     // Tagged enums are parsed from a buffered table: serde's path stops at
     // the table and toml's span points at its header. Find the key.
     let (path, key) = match unknown_key(&msg) {

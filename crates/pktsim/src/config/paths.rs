@@ -107,6 +107,34 @@ impl Graph {
     }
 }
 
+/// An upper bound on the links of any shortest path between two hosts,
+/// from one search: a path from host `a` to host `b` through host 0 is
+/// no shorter than the shortest, so twice the farthest host from host 0
+/// bounds them all. Lets the common case (the default hop limit of 64)
+/// skip the search from every switch.
+pub fn host_path_bound(topo: &TopologySpec) -> Option<usize> {
+    let g = Graph::new(topo);
+    if g.hosts == 0 {
+        return None;
+    }
+    let mut dist = vec![usize::MAX; g.adj.len()];
+    let mut queue = VecDeque::from([0]);
+    dist[0] = 0;
+    while let Some(u) = queue.pop_front() {
+        for &v in &g.adj[u] {
+            if dist[v] == usize::MAX {
+                dist[v] = dist[u] + 1;
+                queue.push_back(v);
+            }
+        }
+    }
+    dist[..g.hosts]
+        .iter()
+        .filter(|&&d| d != usize::MAX)
+        .max()
+        .map(|e| 2 * e)
+}
+
 /// The most links on a shortest path between two hosts of `topo`, with
 /// such a pair: `(links, host, host)`; `None` without two connected hosts.
 pub fn longest_host_path(topo: &TopologySpec) -> Option<(usize, usize, usize)> {
@@ -151,6 +179,14 @@ mod tests {
              link_delay = \"1us\"",
         );
         assert_eq!(longest_host_path(&ft).map(|p| p.0), Some(6));
+        for t in [&star, &ls, &ft] {
+            let longest = longest_host_path(t).unwrap().0;
+            let bound = host_path_bound(t).unwrap();
+            assert!(
+                longest <= bound && bound <= 2 * longest,
+                "{longest} {bound}"
+            );
+        }
     }
 
     #[test]

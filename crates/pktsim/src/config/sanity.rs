@@ -203,7 +203,9 @@ pub fn check_timers(t: &TransportConfig) -> Result<()> {
 pub fn check_hop_limit(topo: &TopologySpec, hop_limit: u8) -> Result<()> {
     // A packet reaches the last switch of an L-link path after L − 1
     // links and is dropped there when it has crossed hop_limit or more.
-    if (hop_limit as usize) + 1 >= topo.n_nodes() {
+    if (hop_limit as usize) + 1 >= topo.n_nodes()
+        || super::paths::host_path_bound(topo).is_some_and(|b| b <= hop_limit as usize)
+    {
         return Ok(());
     }
     if let Some((links, a, b)) = super::paths::longest_host_path(topo) {
@@ -211,9 +213,9 @@ pub fn check_hop_limit(topo: &TopologySpec, hop_limit: u8) -> Result<()> {
             return Err(Error::config(
                 "network.hop_limit",
                 format!(
-                    "{hop_limit} is below the {links} links between hosts {} and {} on the \
-                     topology's shortest path: every packet between them would be dropped; \
-                     use at least {links} (default 64)",
+                    "{hop_limit} is below the {links} links of the shortest path between \
+                     hosts {} and {}: every packet between them would be dropped; use at least \
+                     {links} (default 64)",
                     topo.names[a], topo.names[b]
                 ),
             ));

@@ -94,17 +94,21 @@ enum QueueNeed {
 }
 
 impl QueueNeed {
-    /// `None` when `q` meets the need, else why not (given the row's
-    /// `design`) and what to use instead.
-    fn unmet(self, q: &QueueConfig, design: &'static str) -> Option<(&'static str, &'static str)> {
+    /// `None` when `q` meets `row`'s need, else why not and what to use
+    /// instead.
+    fn unmet(self, q: &QueueConfig, row: &ProtocolNeeds) -> Option<(&'static str, &'static str)> {
         let k = Kind::of(q);
         match self {
             QueueNeed::NotCredit => (k == Kind::CreditPort).then_some((
                 "credit_port queues drop every non-ECT packet above two queued ones, and only \
                  expresspass and flashpass send ECT data",
-                "a queue such as { kind = \"drop_tail\" }",
+                // A protocol that needs marks is pointed at a marking queue.
+                row.ecn_marks
+                    .unwrap_or("a queue such as { kind = \"drop_tail\" }"),
             )),
-            QueueNeed::OneOf(kinds, instead) => (!kinds.contains(&k)).then_some((design, instead)),
+            QueueNeed::OneOf(kinds, instead) => {
+                (!kinds.contains(&k)).then_some((row.design, instead))
+            }
         }
     }
 }
@@ -335,7 +339,7 @@ pub fn mismatches(cfg: &Config, topo: &TopologySpec) -> Vec<Mismatch> {
         ("network.switch_queue", &n.switch_queue, row.switch_queue),
         ("network.host_queue", &n.host_queue, row.host_queue),
     ] {
-        if let Some((why, instead)) = need.unmet(q, row.design) {
+        if let Some((why, instead)) = need.unmet(q, row) {
             out.push(mismatch(
                 field,
                 format!(
