@@ -385,6 +385,15 @@ pub fn table() -> Vec<Wrong> {
             &["<t>:1:", "seed"],
         ),
         wrong(
+            "an integer above 2^63 - 1 in the second workload",
+            &[(
+                "flows = 50",
+                "flows = 50\n[[workload]]\nkind = \"static\"\npairs = [[0, 1]]\n\
+                 size = 99999999999999999999",
+            )],
+            &["<t>:22:", "workload[1].size", "2^63 - 1"],
+        ),
+        wrong(
             "an event limit of 0",
             &[("flows = 50", "flows = 50\n[run]\nevent_limit = 0")],
             &["run.event_limit"],
