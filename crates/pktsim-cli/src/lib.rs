@@ -356,9 +356,12 @@ pub fn run_to_dir(
 ) -> Result<Summary, Error> {
     check_out_dir(dir)?;
     let exp = cfg.prepare(base)?;
+    let mismatches = exp.allowed_mismatches.clone();
     prepare_out_dir(dir)?;
     let run = run_experiment(exp, quiet)?;
-    let summary = Summary::from_run(&run, &buckets(cfg));
+    let mut summary = Summary::from_run(&run, &buckets(cfg));
+    summary.allow_mismatch = cfg.network.allow_mismatch;
+    summary.mismatches = mismatches;
     let resolved = cfg.to_toml();
     let meta = RunMeta {
         pktsim_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -380,6 +383,9 @@ fn cmd_validate(path: &Path, limits: &LimitArgs) -> Result<(), Failure> {
     let mut cfg = Config::load(path)?;
     limits.apply(&mut cfg);
     let exp = cfg.prepare(&base_dir_of(path))?;
+    for w in &exp.warnings {
+        eprintln!("warning: {w}");
+    }
     println!(
         "ok: {} hosts, {} switches, {} links, {} flows, protocol {}",
         exp.topology.n_hosts,

@@ -373,9 +373,9 @@ fn bad_inputs_exit_2_with_one_line_that_names_the_field() {
             "kind = \"poisson\"\ncdf = \"sizes.cdf\"\nload = 0.5\nflows = 200",
             "kind = \"permutation\"\nsize = 1000000000",
             &[
-                "error: topology: ",
-                "largest flow (1000000000 bytes)",
-                "(1bps)",
+                "error: workload[0].size: ",
+                "(1000000000 bytes",
+                "slowest link (1bps)",
                 "time range",
             ],
         ),

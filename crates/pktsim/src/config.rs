@@ -43,6 +43,10 @@ use crate::workload::{self, Workload, WorkloadConfig, WorkloadEnv};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+pub mod paths;
+pub mod sanity;
+pub mod semantics;
+
 /// A whole experiment file.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -97,9 +101,11 @@ pub struct NetworkConfig {
     /// Switch port queue discipline.
     #[serde(default = "d_switch_queue")]
     pub switch_queue: QueueConfig,
-    /// Per-port switch buffer, bytes.
-    #[serde(default = "d_switch_buffer")]
-    pub switch_buffer_bytes: u64,
+    /// Per-port switch buffer, bytes (default 225,000; with
+    /// `shared_buffer` none, and giving both is an error: the shared
+    /// buffer's dynamic threshold is then each port's only limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_buffer_bytes: Option<u64>,
     /// Optional shared buffer per switch with dynamic thresholds.
     #[serde(default)]
     pub shared_buffer: Option<SharedBufferConfig>,
@@ -125,6 +131,32 @@ pub struct NetworkConfig {
     /// [`crate::net::switch::fastlane`]); absent: off. Excludes `refusal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fastlane: Option<FastLaneConfig>,
+    /// Run even though the protocol and the network do not belong together
+    /// (see [`semantics`]): for a deliberate experiment, such as a paper's
+    /// own odd setup. The run records it, and the mismatches, in
+    /// `summary.json`. Written to the resolved config only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_mismatch: bool,
+}
+
+impl NetworkConfig {
+    /// Fill in defaults that depend on other fields, for the resolved
+    /// config: the per-port buffer when no shared buffer is given.
+    pub fn resolve(&mut self) {
+        if self.shared_buffer.is_none() {
+            self.switch_buffer_bytes.get_or_insert(d_switch_buffer());
+        }
+    }
+
+    /// The per-port limit of switch ports: the buffer given, else the
+    /// default, else (with a shared buffer) none of their own.
+    pub fn switch_port_buffer(&self) -> u64 {
+        match (self.switch_buffer_bytes, &self.shared_buffer) {
+            (Some(b), _) => b,
+            (None, Some(_)) => u64::MAX,
+            (None, None) => d_switch_buffer(),
+        }
+    }
 }
 
 fn d_hop_limit() -> u8 {
@@ -180,13 +212,14 @@ impl Default for NetworkConfig {
             mss: d_mss(),
             header_bytes: d_header(),
             switch_queue: d_switch_queue(),
-            switch_buffer_bytes: d_switch_buffer(),
+            switch_buffer_bytes: None,
             shared_buffer: None,
             host_queue: d_host_queue(),
             host_buffer_bytes: None,
             hop_limit: d_hop_limit(),
             refusal: Refusal::Drop,
             fastlane: None,
+            allow_mismatch: false,
         }
     }
 }
@@ -227,6 +260,19 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
         .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
         .unwrap_or(1);
     let msg = inner.message().trim().replace('\n', " ");
+    // A value the TOML parser itself rejects (an integer above 2^63 − 1,
+    // such as a seed) fails before serde has a path: take the key from
+    // the line, under the table it sits in.
+    let path = if path.is_empty() || path == "." {
+        key_path_at(src, line).unwrap_or(path)
+    } else {
+        path
+    };
+    let msg = if msg.contains("number too large") {
+        format!("{msg} (TOML integers are at most 2^63 - 1)")
+    } else {
+        msg
+    };
     // Tagged enums are parsed from a buffered table: serde's path stops at
     // the table and toml's span points at its header. Find the key.
     let (path, key) = match unknown_key(&msg) {
@@ -318,6 +364,45 @@ fn culprit_key(src: &str, path: &str, msg: &str) -> Option<String> {
         })
 }
 
+/// The dotted path of the `key = value` on 1-based `line` of `src`, with
+/// the `[table]` or `[[array]]` header above it (`workload[1].start`).
+fn key_path_at(src: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = src.lines().collect();
+    let text = lines.get(line.checked_sub(1)?)?;
+    let (key, _) = text.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+    };
+    if !bare(key) {
+        return None;
+    }
+    // The nearest header above, and for an array of tables its index.
+    for (i, l) in lines[..line - 1].iter().enumerate().rev() {
+        let l = l.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|r| r.split_once("]]")) {
+            let name = name.0.trim();
+            let index = lines[..i]
+                .iter()
+                .filter(|x| {
+                    x.trim()
+                        .strip_prefix("[[")
+                        .and_then(|r| r.split_once("]]"))
+                        .map(|n| n.0.trim())
+                        == Some(name)
+                })
+                .count();
+            return Some(format!("{name}[{index}].{key}"));
+        }
+        if let Some(name) = l.strip_prefix('[').and_then(|r| r.split_once(']')) {
+            return Some(format!("{}.{key}", name.0.trim()));
+        }
+    }
+    Some(key.to_string())
+}
+
 /// The key named by an "unknown field `key`" message.
 fn unknown_key(msg: &str) -> Option<&str> {
     let rest = &msg[msg.find("unknown field `")? + "unknown field `".len()..];
@@ -331,6 +416,7 @@ impl Config {
         let mut cfg: Config =
             serde_path_to_error::deserialize(de).map_err(|e| parse_error(file, src, e))?;
         cfg.transport.resolve();
+        cfg.network.resolve();
         Ok(cfg)
     }
 
@@ -352,17 +438,9 @@ impl Config {
     /// Relative file paths resolve against `base_dir` (the config's folder).
     pub fn prepare(&self, base_dir: &Path) -> Result<Experiment> {
         let n = &self.network;
-        if n.mss == 0 {
-            return Err(Error::config("network.mss", "must be positive"));
-        }
+        sanity::check_packets_and_buffers(self)?;
         n.switch_queue.validate("network.switch_queue")?;
         n.host_queue.validate("network.host_queue")?;
-        if n.switch_buffer_bytes < (n.mss + n.header_bytes) as u64 {
-            return Err(Error::config(
-                "network.switch_buffer_bytes",
-                "must hold at least one full packet",
-            ));
-        }
         if let Some(f) = &n.fastlane {
             f.validate()?;
             if n.refusal != Refusal::Drop {
@@ -381,25 +459,9 @@ impl Config {
                 ),
             ));
         }
-        let shared = match &n.shared_buffer {
-            Some(sb) => {
-                if sb.bytes == 0 {
-                    return Err(Error::config(
-                        "network.shared_buffer.bytes",
-                        "must be positive",
-                    ));
-                }
-                if !(sb.alpha > 0.0 && sb.alpha.is_finite()) {
-                    return Err(Error::config(
-                        "network.shared_buffer.alpha",
-                        "must be positive",
-                    ));
-                }
-                Some((sb.bytes, sb.alpha))
-            }
-            None => None,
-        };
+        let shared = n.shared_buffer.as_ref().map(|sb| (sb.bytes, sb.alpha));
         self.transport.validate()?;
+        sanity::check_timers(&self.transport)?;
         // Count what the config asks for before allocating any of it.
         let limits = self.limits.resolve()?;
         let counts = self.topology.counts()?;
@@ -441,12 +503,23 @@ impl Config {
         if self.transport.wants_extra_host() {
             topo = topo.with_extra_host(crate::packet::NodeId(0), "arbiter")?;
         }
+        // The parts must belong together unless the config says otherwise.
+        let mismatches = semantics::mismatches(self, &topo);
+        if let (false, Some(m)) = (n.allow_mismatch, mismatches.first()) {
+            return Err(Error::config(
+                m.field.clone(),
+                format!(
+                    "{}; or, for a deliberate experiment, set [network] allow_mismatch = true",
+                    m.msg
+                ),
+            ));
+        }
         let params = NetworkParams {
             forwarding: n.forwarding,
             load_balancing: n.load_balancing,
             header_bytes: n.header_bytes,
             switch_queue: n.switch_queue.clone(),
-            switch_buffer: n.switch_buffer_bytes,
+            switch_buffer: n.switch_port_buffer(),
             shared_buffer: shared,
             host_queue: n.host_queue.clone(),
             // TCP-family senders wait for their NIC (per-flow backpressure),
@@ -468,6 +541,7 @@ impl Config {
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.
         let net = Network::build(&topo, params, &streams)?;
+        sanity::check_hop_limit(&topo, n.hop_limit)?;
         if self.workload.is_empty() {
             return Err(Error::config("workload", "give at least one [[workload]]"));
         }
@@ -491,6 +565,12 @@ impl Config {
             }
             None => None,
         };
+        if self.run.event_limit == Some(0) {
+            return Err(Error::config(
+                "run.event_limit",
+                "must be at least 1 (leave it out for no limit)",
+            ));
+        }
         let sample = match &self.output.queue_sample_interval {
             Some(s) => {
                 let d = parse_duration(s)
@@ -505,9 +585,10 @@ impl Config {
             }
             None => None,
         };
-        check_time_range(&topo, &workload)?;
+        check_time_range(&topo, &workload, &self.workload)?;
         // The estimate again, with the flows as generated, queue samples
         // and events: the run allocates these as it goes.
+        let mut warnings: Vec<String> = Vec::new();
         let mut estimate = Estimate::default();
         estimate.topology(
             topo.n_hosts as u64,
@@ -527,6 +608,9 @@ impl Config {
                 ports - topo.n_hosts as u64
             };
             estimate.queue_samples(ticks, ports);
+            warnings.extend(crate::resources::sample_warning(
+                ticks.saturating_mul(ports),
+            ));
         }
         let mss = n.mss as u64;
         let packets = workload
@@ -543,7 +627,22 @@ impl Config {
                 ));
             }
         }
+        let allowed_mismatches: Vec<String> = if n.allow_mismatch {
+            mismatches.iter().map(ToString::to_string).collect()
+        } else {
+            Vec::new()
+        };
+        if n.allow_mismatch && allowed_mismatches.is_empty() {
+            warnings.push(
+                "network.allow_mismatch: set, but nothing mismatches; leave it out".to_string(),
+            );
+        }
+        for m in &allowed_mismatches {
+            warnings.push(format!("running with a mismatch (allow_mismatch): {m}"));
+        }
         Ok(Experiment {
+            allowed_mismatches,
+            warnings,
             config: self.clone(),
             topology: topo,
             net,
@@ -562,29 +661,45 @@ impl Config {
     }
 }
 
-/// Every flow must be able to finish inside the time range: the largest one,
-/// sent alone over the slowest link, after the last start.
-fn check_time_range(topo: &TopologySpec, workload: &Workload) -> Result<()> {
-    let (Some(largest), Some(slowest), Some(last)) = (
-        workload.flows.iter().map(|f| f.size).max(),
-        topo.links.iter().map(|l| l.rate).min(),
-        workload.flows.last().map(|f| f.start),
-    ) else {
+/// Every flow must be able to finish inside the time range: sent alone
+/// over the slowest link from its start. The error names the workload
+/// field the flow came from and, in the message, the link.
+fn check_time_range(
+    topo: &TopologySpec,
+    workload: &Workload,
+    cfgs: &[WorkloadConfig],
+) -> Result<()> {
+    let Some(slowest) = topo.links.iter().map(|l| l.rate).min() else {
         return Ok(());
     };
-    let fits = slowest
-        .checked_tx_time(largest)
-        .filter(|d| (last + *d) <= Time::ZERO + MAX_DURATION);
-    if fits.is_none() {
-        return Err(Error::config(
-            "topology",
-            format!(
-                "the largest flow ({largest} bytes) cannot be sent over the slowest link \
-                 ({slowest}) within the simulator's time range of {MAX_DURATION_DAYS} days"
-            ),
-        ));
-    }
-    Ok(())
+    let end = Time::ZERO + MAX_DURATION;
+    let late = workload.flows.iter().find(|f| {
+        slowest
+            .checked_tx_time(f.size)
+            .is_none_or(|d| f.start > end || d > end.since(f.start))
+    });
+    let Some(f) = late else {
+        return Ok(());
+    };
+    let tag = workload.tags.get(f.tag as usize);
+    let field = cfgs
+        .iter()
+        .enumerate()
+        .find(|(_, c)| Some(&c.tag()) == tag)
+        .map_or_else(
+            || "workload".to_string(),
+            |(i, c)| format!("workload[{i}].{}", c.size_field()),
+        );
+    Err(Error::config(
+        field,
+        format!(
+            "flow {} ({} bytes, starting at {:.3} s) cannot be sent over the topology's slowest \
+             link ({slowest}) within the simulator's time range of {MAX_DURATION_DAYS} days",
+            f.id.0,
+            f.size,
+            f.start.as_secs_f64(),
+        ),
+    ))
 }
 
 /// A lower bound on how long a run lasts, for the queue-sample estimate:
@@ -618,6 +733,12 @@ pub struct Experiment {
     pub format: PacketFormat,
     /// Stop conditions and sampling.
     pub limits: RunLimits,
+    /// The rules of [`semantics`] the config breaks and runs with anyway
+    /// (`[network] allow_mismatch = true`), for `summary.json`.
+    pub allowed_mismatches: Vec<String>,
+    /// What is worth saying before the run but does not stop it (many GB
+    /// of queue samples, an allowed mismatch), one line each.
+    pub warnings: Vec<String>,
 }
 
 struct RunSetup<'a> {

@@ -12,9 +12,13 @@
 //! memory, whichever is smaller) and `max_events` (default 10^12, a day or
 //! more of wall time). Each is set, first match wins, by the command line
 //! (`--max-memory`, `--max-events`), the config's `[limits]` table, or the
-//! environment (`PKTSIM_MAX_MEMORY`, `PKTSIM_MAX_EVENTS`).
+//! environment (`PKTSIM_MAX_MEMORY`, `PKTSIM_MAX_EVENTS`). Whatever is
+//! set, the memory limit never exceeds what the operating system lets the
+//! process have ([`os_limits`]: the address-space and cgroup limits).
 //!
 //! [`Config::prepare`]: crate::config::Config::prepare
+
+pub mod os_limits;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -43,6 +47,25 @@ const SAMPLE_BYTES: u64 = 48;
 /// Events per data packet (one per hop and a few at the ends), an upper
 /// estimate for the shallow trees pktsim builds.
 const EVENTS_PER_PACKET: u64 = 8;
+/// Bytes of one queue sample in `queues.parquet` before compression
+/// (time 8, node 4, port 4, bytes 8, packets 4).
+const SAMPLE_FILE_BYTES: u64 = 28;
+/// Queue samples above this many bytes on disk get a warning at validate:
+/// the run may be allowed, but the user should know before it starts.
+pub const SAMPLE_WARN_BYTES: u64 = 2_000_000_000;
+
+/// The warning for `samples` queue samples, when they would fill more
+/// than [`SAMPLE_WARN_BYTES`] of `queues.parquet`.
+pub fn sample_warning(samples: u64) -> Option<String> {
+    let bytes = samples.saturating_mul(SAMPLE_FILE_BYTES);
+    (bytes > SAMPLE_WARN_BYTES).then(|| {
+        format!(
+            "output.queue_sample_interval: {samples} queue samples would write about {} to \
+             queues.parquet; sample less often, or only the ports you need",
+            human_bytes(bytes)
+        )
+    })
+}
 
 /// The `[limits]` table of a config: both optional.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -80,10 +103,21 @@ impl LimitsConfig {
                 Err(_) => DEFAULT_MAX_EVENTS,
             },
         };
+        let (mem, os_cap) = under_os_cap(mem, os_limits::tightest());
         Ok(Limits {
             max_memory_bytes: mem,
             max_events: events,
+            os_cap,
         })
+    }
+}
+
+/// `mem`, or the operating system's cap when that is smaller (with the
+/// cap's description).
+pub fn under_os_cap(mem: u64, cap: Option<os_limits::MemoryCap>) -> (u64, Option<&'static str>) {
+    match cap {
+        Some(c) if c.bytes < mem => (c.bytes, Some(c.source)),
+        _ => (mem, None),
     }
 }
 
@@ -141,6 +175,9 @@ pub struct Limits {
     pub max_memory_bytes: u64,
     /// Events.
     pub max_events: u64,
+    /// When the memory limit is the operating system's (address space,
+    /// cgroup), which one: no pktsim setting can raise it.
+    pub os_cap: Option<&'static str>,
 }
 
 /// One part of an estimate: how much of what, and the config field that asks for it.
@@ -253,21 +290,33 @@ impl Estimate {
     pub fn check(&self, limits: &Limits) -> Result<()> {
         let mem = self.memory_bytes();
         if mem > limits.max_memory_bytes {
-            let big = self
-                .parts
-                .iter()
-                .max_by_key(|p| p.bytes())
-                .expect("memory above a limit has parts");
+            let Some(big) = self.parts.iter().max_by_key(|p| p.bytes()) else {
+                return Ok(());
+            };
+            let (limit, remedy) = match limits.os_cap {
+                Some(source) => (
+                    format!(
+                        "the {} that {source} leaves",
+                        human_bytes(limits.max_memory_bytes)
+                    ),
+                    "raise that limit or ask for less".to_string(),
+                ),
+                None => (
+                    format!("the limit of {}", human_bytes(limits.max_memory_bytes)),
+                    format!(
+                        "raise it with [limits] max_memory, --max-memory or {ENV_MAX_MEMORY} \
+                         if the machine has it"
+                    ),
+                ),
+            };
             return Err(Error::config(
                 big.field.clone(),
                 format!(
-                    "this run needs about {} of memory ({} {} alone take {}), above the limit of {}; \
-                     raise it with [limits] max_memory, --max-memory or {ENV_MAX_MEMORY} if the machine has it",
+                    "this run needs about {} of memory ({} {} alone take {}), above {limit}; {remedy}",
                     human_bytes(mem),
                     big.count,
                     big.what,
                     human_bytes(big.bytes()),
-                    human_bytes(limits.max_memory_bytes),
                 ),
             ));
         }
@@ -339,6 +388,7 @@ mod tests {
         let limits = Limits {
             max_memory_bytes: 16_000_000_000,
             max_events: DEFAULT_MAX_EVENTS,
+            os_cap: None,
         };
         let err = e.check(&limits).unwrap_err().to_string();
         assert!(err.starts_with("topology: "), "{err}");
@@ -361,10 +411,49 @@ mod tests {
         let limits = Limits {
             max_memory_bytes: u64::MAX,
             max_events: DEFAULT_MAX_EVENTS,
+            os_cap: None,
         };
         let err = e.check(&limits).unwrap_err().to_string();
         assert!(err.starts_with("output.queue_sample_interval: "), "{err}");
         assert!(err.contains("events"), "{err}");
+    }
+
+    #[test]
+    fn an_os_cap_below_the_limit_binds_and_is_named() {
+        let cap = os_limits::MemoryCap {
+            bytes: 2_000_000_000,
+            source: "the process's address-space limit (ulimit -v)",
+        };
+        assert_eq!(under_os_cap(16_000_000_000, None), (16_000_000_000, None));
+        assert_eq!(
+            under_os_cap(16_000_000_000, Some(cap)),
+            (2_000_000_000, Some(cap.source))
+        );
+        assert_eq!(
+            under_os_cap(1_000_000_000, Some(cap)),
+            (1_000_000_000, None)
+        );
+        let mut e = Estimate::default();
+        e.queue_samples(100_000_000, 1);
+        let limits = Limits {
+            max_memory_bytes: 2_000_000_000,
+            max_events: DEFAULT_MAX_EVENTS,
+            os_cap: Some(cap.source),
+        };
+        let err = e.check(&limits).unwrap_err().to_string();
+        assert!(err.starts_with("output.queue_sample_interval: "), "{err}");
+        assert!(
+            err.contains("ulimit -v") && !err.contains("--max-memory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn gigabytes_of_queue_samples_are_warned_about() {
+        assert_eq!(sample_warning(1_000_000), None);
+        let w = sample_warning(500_000_000).unwrap();
+        assert!(w.starts_with("output.queue_sample_interval: "), "{w}");
+        assert!(w.contains("14 GB"), "{w}");
     }
 
     #[test]

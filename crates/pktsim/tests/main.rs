@@ -9,6 +9,7 @@ mod golden;
 mod ideal_fct;
 mod phost_paper;
 mod phost_pfabric;
+mod semantic_validation;
 mod switch_stage;
 mod switching;
 mod tcp_dumbbell;

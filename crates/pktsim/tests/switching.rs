@@ -96,7 +96,6 @@ host_rate = "10Gbps"
 link_delay = "1us"
 [network]
 shared_buffer = {{ bytes = 200000, alpha = 1.0 }}
-switch_buffer_bytes = 200000
 [transport]
 protocol = "tcp"
 [[workload]]

@@ -233,6 +233,16 @@ pub struct Summary {
     /// Query completion (runs with a `queries` workload only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queries: Option<super::queries::QueryStats>,
+    /// `true` when the config opted out of the protocol/network
+    /// compatibility checks (`[network] allow_mismatch = true`); absent
+    /// otherwise. Set by whoever knows the config (the run command), since
+    /// the run's own output does not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_mismatch: bool,
+    /// The rules such a run broke, `field: what does not fit and what to
+    /// use`; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mismatches: Vec<String>,
 }
 
 fn label(bytes: u64) -> String {
@@ -377,6 +387,8 @@ impl Summary {
             wall_time_s: wall,
             sim_time_us: run.sim_time.ps() as f64 / 1e6,
             queries: super::queries::QueryStats::of(&run.flows),
+            allow_mismatch: false,
+            mismatches: Vec::new(),
         }
     }
 }

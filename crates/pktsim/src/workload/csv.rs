@@ -1,12 +1,17 @@
 //! Flow lists from CSV: a header `src,dst,size_bytes,start_ns`, then one flow
 //! per line. Hosts are given by index or by name; `start_ns` may have a
-//! fractional part (picosecond resolution).
+//! fractional part (picosecond resolution). An error names the line, and
+//! the column and its name when one value is wrong
+//! (`flows.csv:7: column 4 (start_ns): ...`).
 
 use super::{Gen, RawFlow};
 use crate::error::{Error, Result};
 use crate::packet::NodeId;
-use crate::time::Time;
+use crate::time::{Time, MAX_DURATION, MAX_DURATION_DAYS};
 use std::path::{Path, PathBuf};
+
+/// The header every flow list starts with.
+const COLUMNS: [&str; 4] = ["src", "dst", "size_bytes", "start_ns"];
 
 /// Read a flow list.
 pub fn load(g: &Gen, file: &str) -> Result<Vec<RawFlow>> {
@@ -40,19 +45,27 @@ fn parse(g: &Gen, text: &str, path: &Path) -> Result<Vec<RawFlow>> {
         return Err(err(1, "empty flow list".into()));
     };
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
-    if cols != ["src", "dst", "size_bytes", "start_ns"] {
+    if cols != COLUMNS {
         return Err(err(
             hl + 1,
             format!("header must be `src,dst,size_bytes,start_ns`, got {header:?}"),
         ));
     }
-    let host = |s: &str, line: usize| -> Result<NodeId> {
+    // 1-based column numbers, as editors and spreadsheets count them.
+    let at = |line: usize, col: usize, msg: String| {
+        err(
+            line,
+            format!("column {} ({}): {msg}", col + 1, COLUMNS[col]),
+        )
+    };
+    let host = |s: &str, line: usize, col: usize| -> Result<NodeId> {
         if let Ok(i) = s.parse::<u32>() {
             if i < g.env.n_hosts {
                 return Ok(NodeId(i));
             }
-            return Err(err(
+            return Err(at(
                 line,
+                col,
                 format!(
                     "host {i} does not exist (hosts are 0..{})",
                     g.env.n_hosts - 1
@@ -64,7 +77,7 @@ fn parse(g: &Gen, text: &str, path: &Path) -> Result<Vec<RawFlow>> {
             .iter()
             .position(|n| n == s)
             .map(|i| NodeId(i as u32))
-            .ok_or_else(|| err(line, format!("unknown host {s:?}")))
+            .ok_or_else(|| at(line, col, format!("unknown host {s:?}")))
     };
     let mut out = Vec::new();
     for (i, l) in lines {
@@ -73,24 +86,37 @@ fn parse(g: &Gen, text: &str, path: &Path) -> Result<Vec<RawFlow>> {
         if f.len() != 4 {
             return Err(err(line, format!("expected 4 fields, got {}", f.len())));
         }
-        let src = host(f[0], line)?;
-        let dst = host(f[1], line)?;
+        let src = host(f[0], line, 0)?;
+        let dst = host(f[1], line, 1)?;
         if src == dst {
-            return Err(err(line, "source and destination are the same host".into()));
+            return Err(at(line, 1, "the same host as the source (column 1)".into()));
         }
         let size: u64 = f[2]
             .parse()
-            .map_err(|_| err(line, format!("size_bytes {:?} is not a whole number", f[2])))?;
+            .map_err(|_| at(line, 2, format!("{:?} is not a whole number", f[2])))?;
         if size == 0 {
-            return Err(err(line, "size_bytes must be at least 1".into()));
+            return Err(at(line, 2, "must be at least 1".into()));
         }
         let ns: f64 = f[3]
             .parse()
-            .map_err(|_| err(line, format!("start_ns {:?} is not a number", f[3])))?;
+            .map_err(|_| at(line, 3, format!("{:?} is not a number", f[3])))?;
         if !(ns.is_finite() && ns >= 0.0) {
-            return Err(err(line, format!("start_ns {ns} must be ≥ 0")));
+            return Err(at(line, 3, format!("{ns} must be ≥ 0")));
         }
-        out.push((src, dst, size, Time((ns * 1000.0).round() as u64)));
+        // Checked before the conversion, which would saturate at 2^64 ps
+        // and leave the error to blame whatever checks the time range next.
+        let ps = (ns * 1000.0).round();
+        if ps > MAX_DURATION.ps() as f64 {
+            return Err(at(
+                line,
+                3,
+                format!(
+                    "{} ns is beyond the simulator's time range of {MAX_DURATION_DAYS} days",
+                    f[3]
+                ),
+            ));
+        }
+        out.push((src, dst, size, Time(ps as u64)));
     }
     Ok(out)
 }
@@ -118,5 +144,37 @@ mod tests {
         assert!(e2.starts_with("f.csv:2:"), "{e2}");
         assert!(parse(&g, "s,d\n", p).is_err());
         assert!(parse(&g, "src,dst,size_bytes,start_ns\na,a,1,0\n", p).is_err());
+    }
+
+    #[test]
+    fn a_bad_value_names_its_line_and_column() {
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let e = env(3, &names);
+        let g = Gen { env: &e, index: 0 };
+        let p = Path::new("f.csv");
+        let head = "src,dst,size_bytes,start_ns\na,c,100,0\n";
+        for (row, want) in [
+            (
+                "a,b,100,1e20",
+                "f.csv:3: column 4 (start_ns): 1e20 ns is beyond",
+            ),
+            ("a,b,100,-1", "f.csv:3: column 4 (start_ns): -1 must be"),
+            ("a,b,x,0", "f.csv:3: column 3 (size_bytes): \"x\" is not"),
+            (
+                "a,b,0,0",
+                "f.csv:3: column 3 (size_bytes): must be at least 1",
+            ),
+            ("a,9,1,0", "f.csv:3: column 2 (dst): host 9 does not exist"),
+            ("q,b,1,0", "f.csv:3: column 1 (src): unknown host"),
+            ("b,b,1,0", "f.csv:3: column 2 (dst): the same host"),
+        ] {
+            let got = parse(&g, &format!("{head}{row}\n"), p)
+                .unwrap_err()
+                .to_string();
+            assert!(got.starts_with(want), "{row}: {got}");
+        }
+        // A start near the end of the range is kept.
+        let ok = parse(&g, &format!("{head}a,b,1,9e15\n"), p).unwrap();
+        assert_eq!(ok[1].3, Time(9_000_000_000_000_000_000));
     }
 }

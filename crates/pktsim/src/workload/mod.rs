@@ -221,7 +221,22 @@ impl WorkloadConfig {
         }
     }
 
-    fn tag(&self) -> String {
+    /// The field that sets this workload's flow sizes (for errors about
+    /// a flow too large): the CDF, the flow list or the size.
+    pub fn size_field(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Poisson { .. } => "cdf",
+            WorkloadConfig::Csv { .. } => "file",
+            WorkloadConfig::Queries { .. } => "reply_bytes",
+            WorkloadConfig::Incast { .. }
+            | WorkloadConfig::AllToAll { .. }
+            | WorkloadConfig::Permutation { .. }
+            | WorkloadConfig::Static { .. } => "size",
+        }
+    }
+
+    /// The tag of this workload's flows (default: the kind).
+    pub fn tag(&self) -> String {
         let t = match self {
             WorkloadConfig::Poisson { tag, .. }
             | WorkloadConfig::Incast { tag, .. }

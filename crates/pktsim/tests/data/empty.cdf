@@ -1,0 +1,1 @@
+# no sizes at all
