@@ -4,7 +4,8 @@
 //! or configs: it schedules its own [`NetEvent`]s into whatever event type
 //! the loop uses (anything `From<NetEvent>`).
 //!
-//! - [`network`]: the state and the per-packet hot path.
+//! - [`network`]: the state, split by job (construction, the per-hop path,
+//!   the refusal executor, host-NIC bookkeeping).
 //! - [`port`]: an output queue, its transmitter and its link.
 //! - [`queue`]: queue disciplines, one file each, and the rate limit.
 //! - [`eager_fifo`]: FIFO ports that schedule departures at enqueue time.

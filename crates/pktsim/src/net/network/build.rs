@@ -1,0 +1,150 @@
+//! Building the network from a topology: ports, shared buffers, routes,
+//! the egress policy and the refusal hook.
+
+use super::*;
+
+impl Network {
+    /// Build the network for a topology.
+    pub fn build(
+        topo: &TopologySpec,
+        params: NetworkParams,
+        streams: &RngStreams,
+    ) -> Result<Network> {
+        let n = topo.n_nodes();
+        let n_hosts = topo.n_hosts as usize;
+        let mut nodes: Vec<Node> = topo
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Node {
+                name: name.clone(),
+                ports: Vec::new(),
+                is_host: i < n_hosts,
+            })
+            .collect();
+        let mut pools = Vec::new();
+        let mut pool_of = vec![None; n];
+        if let Some((total, alpha)) = params.shared_buffer {
+            for p in pool_of.iter_mut().skip(n_hosts) {
+                *p = Some(pools.len() as u32);
+                pools.push(SharedBuffer {
+                    total,
+                    used: 0,
+                    alpha,
+                });
+            }
+        }
+        let mut ports = Vec::with_capacity(topo.links.len() * 2);
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        let mut priority_rate = Vec::with_capacity(topo.links.len() * 2);
+        for l in &topo.links {
+            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+                let id = PortId(ports.len() as u32);
+                let from_host = from.idx() < n_hosts;
+                let to_switch = to.idx() >= n_hosts;
+                let qcfg = if from_host {
+                    &params.host_queue
+                } else {
+                    &params.switch_queue
+                };
+                let default_limit = if from_host {
+                    params.host_buffer
+                } else {
+                    params.switch_buffer
+                };
+                let limit = l.buffer.unwrap_or(default_limit);
+                let queue = match &params.fastlane {
+                    // FastLane: every switch port gets a notice lane.
+                    Some(f) if !from_host => f.lane(qcfg.build_for_link(l.rate), l.rate, limit),
+                    _ => qcfg.build_for_link(l.rate),
+                };
+                // Only switch ports: host NICs must report when they run dry
+                // to transports that pull (see `nic_pull`).
+                let fifo = match qcfg.eager_fifo() {
+                    Some(ecn)
+                        if !from_host
+                            && pool_of[from.idx()].is_none()
+                            && params.eager_fifo
+                            && params.fastlane.is_none() =>
+                    {
+                        Some(crate::net::eager_fifo::EagerFifo::new(ecn))
+                    }
+                    _ => None,
+                };
+                ports.push(Port {
+                    owner: from,
+                    peer: to,
+                    rate: l.rate,
+                    ps_per_byte: Port::exact_ps_per_byte(l.rate),
+                    delay: l.delay,
+                    header_time: l.rate.tx_time(params.header_bytes as u64),
+                    cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
+                    waits_at_peer: false,
+                    queue,
+                    fifo,
+                    limit,
+                    pool: pool_of[from.idx()],
+                    busy_until: Time::ZERO,
+                    tx_pending: false,
+                    in_flight: VecDeque::new(),
+                    stats: PortStats::default(),
+                });
+                priority_rate.push(if qcfg.schedules_by_priority() {
+                    l.rate.bps()
+                } else {
+                    0
+                });
+                nodes[from.idx()].ports.push(id);
+                adj[from.idx()].push((id, to));
+            }
+        }
+        for (i, node) in nodes.iter().enumerate().take(n_hosts) {
+            if node.ports.len() != 1 {
+                return Err(Error::Topology(format!(
+                    "host {} has {} links; every host needs exactly one",
+                    node.name,
+                    node.ports.len()
+                )));
+            }
+            if adj[i][0].1.idx() < n_hosts {
+                return Err(Error::Topology(format!(
+                    "host {} links directly to another host; connect hosts through switches",
+                    node.name
+                )));
+            }
+        }
+        for p in &mut ports {
+            let rate = p.rate.bps();
+            p.waits_at_peer = p.cut_through
+                && nodes[p.peer.idx()]
+                    .ports
+                    .iter()
+                    .any(|q| priority_rate[q.idx()] > rate);
+        }
+        let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
+        let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
+        let hook = match &params.fastlane {
+            Some(f) => Some(Box::new(FastLaneHook::new(f.clone(), &ports)) as Box<dyn RefusalHook>),
+            None => params.refusal.build(n, streams),
+        };
+        let nic_ports = nodes[..n_hosts].iter().map(|n| n.ports[0]).collect();
+        Ok(Network {
+            nic_ports,
+            nodes,
+            ports,
+            routing,
+            pools,
+            counters: Counters::default(),
+            flow_drops: Vec::new(),
+            nic_flow_bytes: Vec::new(),
+            nic_flow_departed: Vec::new(),
+            nic_idle: NicIdleRequests::new(n_hosts),
+            priority_rate,
+            n_hosts: n_hosts as u32,
+            params,
+            egress,
+            hook,
+            drops: Drops::with_capacity(16),
+        })
+    }
+}

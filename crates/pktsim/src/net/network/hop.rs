@@ -1,0 +1,410 @@
+//! The per-hop path: a packet handed to a NIC, offered to a port's queue,
+//! transmitted onto its link, arriving at the far end and forwarded.
+
+use super::*;
+
+impl Network {
+    /// A transport hands `pkt` to its host's NIC.
+    #[inline]
+    pub fn send<E: From<NetEvent> + Copy>(
+        &mut self,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        self.counters.sent[pkt.kind as usize] += 1;
+        if pkt.kind == PacketKind::Data {
+            if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
+                *b += pkt.size as u64;
+            }
+        }
+        let nic = self.nic(pkt.src);
+        self.enqueue(nic, pkt, now, ev);
+    }
+
+    /// Offer a packet to a port's queue and start transmitting if idle.
+    #[inline(always)]
+    pub fn enqueue<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        self.enqueue_offer(pid, pkt, now, ev, Offer::FIRST);
+    }
+
+    /// [`Network::enqueue`] for a first or a second offer.
+    #[inline(always)]
+    pub(super) fn enqueue_offer<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
+        let port = &mut self.ports[pid.idx()];
+        port.touch(now);
+        if port.fifo.is_some() {
+            self.enqueue_eager(pid, pkt, now, ev, offer);
+            return;
+        }
+        if port.busy_until <= now
+            && !port.tx_pending
+            && port.pool.is_none()
+            && port.queue.is_empty_pass_through()
+            && pkt.size as u64 <= port.limit + offer.extra_room
+        {
+            // An idle port with an empty queue that would take the packet
+            // and hand it straight back: send it without the round trip
+            // through the queue (most packet-hops below full load).
+            port.note_size_with(pkt.size);
+            self.start_transmission(pid, pkt, now, ev);
+            return;
+        }
+        let before = port.queue.bytes();
+        let limit = match port.pool {
+            Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
+            None => port.limit,
+        } + offer.extra_room;
+        let marked = port.queue.enqueue(pkt, now, limit, &mut self.drops);
+        let after = port.queue.bytes();
+        port.note_size();
+        if let Some(pool) = port.pool {
+            self.pools[pool as usize].adjust(before, after);
+        }
+        self.counters.ecn_marked += marked as u64;
+        if !self.drops.is_empty() {
+            self.account_drops(pid, now, ev, offer);
+        }
+        self.try_start(pid, now, ev);
+    }
+
+    /// Enqueue on an eager FIFO port: admit or drop, mark, and schedule the
+    /// departure right away. The port was touched at `now`.
+    #[inline(always)]
+    pub(super) fn enqueue_eager<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        mut pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
+        let next_tx = self.next_tx(pid, &pkt);
+        let port = &mut self.ports[pid.idx()];
+        let Some(fifo) = port.fifo.as_mut() else {
+            return;
+        };
+        if fifo.bytes + pkt.size as u64 > port.limit + offer.extra_room {
+            let node = port.owner;
+            self.refuse(node, pid, pkt, DropReason::BufferFull, now, ev, offer);
+            return;
+        }
+        if let Some(k) = fifo.ecn {
+            if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
+                self.counters.ecn_marked += 1;
+            }
+        }
+        // It leaves the queue when the transmitter frees up.
+        let leaves = now.max(port.busy_until);
+        if leaves > now {
+            fifo.push(leaves, pkt.size);
+            port.note_size();
+        }
+        Self::transmit(port, pkt, leaves, next_tx, ev, pid, &mut self.counters);
+    }
+
+    /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
+    /// cut-through ready time). `next_tx`: the packet's transmission time on
+    /// its next hop when that hop's queue picks by priority and may be
+    /// faster than this link, so that the packet arrives there only once it
+    /// could start (see [`Network::next_tx`]); else 0.
+    #[inline(always)]
+    pub(super) fn transmit<E: From<NetEvent> + Copy>(
+        port: &mut Port,
+        pkt: Packet,
+        at: Time,
+        next_tx: u64,
+        ev: &mut EventQueue<E>,
+        pid: PortId,
+        counters: &mut Counters,
+    ) {
+        let start = at.max(pkt.ready_at);
+        let tx = port.tx_time(pkt.size);
+        let end = start + tx;
+        let tail = end + port.delay;
+        let arrival = if port.cut_through {
+            let header = start + port.header_time + port.delay;
+            if next_tx == 0 {
+                header
+            } else {
+                header.max(Time(tail.ps().saturating_sub(next_tx)))
+            }
+        } else {
+            tail
+        };
+        if port.in_flight.is_empty() {
+            NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
+        }
+        // The packet is copied onto the link first and its ready time and
+        // hop count are set there: changing the local copy's fields and
+        // then copying it whole loads, in 16-byte pieces, bytes just
+        // stored in smaller ones (a failed store forward). The new hop
+        // count is computed from the local copy, since reading it back
+        // from the link's slot would wait for that line to arrive.
+        let hops = pkt.hops.saturating_add(1);
+        port.in_flight.push_back((arrival, pkt));
+        if let Some((_, sent)) = port.in_flight.back_mut() {
+            sent.ready_at = tail;
+            sent.hops = hops;
+        }
+        port.busy_until = end;
+        port.stats.busy += tx;
+        port.stats.tx_bytes += pkt.size as u64;
+        port.stats.tx_packets += 1;
+        counters.packet_hops += 1;
+    }
+
+    /// Start the next transmission on a port if it is idle and has packets.
+    #[inline]
+    pub(super) fn try_start<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        let port = &mut self.ports[pid.idx()];
+        if port.tx_pending {
+            return;
+        }
+        if port.busy_until > now {
+            if !port.queue.is_empty() {
+                port.tx_pending = true;
+                NetEvent::TxDone(pid).schedule_for(port.owner, port.busy_until, ev);
+            }
+            return;
+        }
+        port.touch(now);
+        let before = port.queue.bytes();
+        let got = port.queue.poll(now, &mut self.drops);
+        if let Some(pool) = port.pool {
+            self.pools[pool as usize].adjust(before, port.queue.bytes());
+        }
+        match got {
+            Dequeue::Packet(pkt) => self.start_transmission(pid, pkt, now, ev),
+            Dequeue::NotBefore(t) => {
+                // A rate limit holds the head back: come back then.
+                let port = &mut self.ports[pid.idx()];
+                port.tx_pending = true;
+                NetEvent::TxDone(pid).schedule_for(port.owner, t, ev);
+            }
+            Dequeue::Empty => {}
+        }
+        // Drops at dequeue (AQMs) go to the refusal stage only now, when the
+        // port's own transmission is settled: a verdict may offer packets to
+        // ports, this one included.
+        if !self.drops.is_empty() {
+            self.account_drops(pid, now, ev, Offer::FIRST);
+        }
+    }
+
+    /// Send `pkt`, which idle port `pid`'s queue just gave up (or would
+    /// have), at `now`; come back when it ends if more packets wait; the
+    /// NIC bookkeeping when the port is a host's.
+    #[inline(always)]
+    pub(super) fn start_transmission<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        let next_tx = self.next_tx(pid, &pkt);
+        let port = &mut self.ports[pid.idx()];
+        let owner = port.owner;
+        Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
+        let end = port.busy_until;
+        let more = !port.queue.is_empty();
+        if more {
+            port.tx_pending = true;
+            NetEvent::TxDone(pid).schedule_for(owner, end, ev);
+        }
+        if owner.0 < self.n_hosts {
+            self.nic_sent(owner, &pkt, now, end, more, ev);
+        }
+    }
+
+    /// The `next_tx` argument of [`Network::transmit`] for `pkt` leaving on
+    /// port `pid`: its transmission time on the fastest of its next hops at
+    /// a cut-through peer whose queues there pick by priority, when one of
+    /// them may be faster than this link ([`Port::waits_at_peer`]); else 0.
+    ///
+    /// A packet from a slower link (a 10 Gbit/s host into a 40 Gbit/s
+    /// uplink) cannot start before its tail arrives less its own
+    /// transmission time at the faster rate. A FIFO port sends its head
+    /// first anyway and waits for those bits (see `transmit`); a priority
+    /// queue offered the packet at header time would pick it as the most
+    /// urgent and hold the port idle for up to the difference of the two
+    /// transmission times while complete packets wait, taking up to three
+    /// quarters of a 40 Gbit/s uplink's time when one urgent flow feeds it,
+    /// which pFabric's long flows paid for in timeouts (issue 20). So the
+    /// packet arrives at such a queue only once it could start. The
+    /// earliest start over the next hops (the fastest one) is used, since
+    /// the choice among them is made when the packet arrives.
+    #[inline(always)]
+    pub(super) fn next_tx(&self, pid: PortId, pkt: &Packet) -> u64 {
+        let port = &self.ports[pid.idx()];
+        if !port.waits_at_peer {
+            return 0;
+        }
+        self.next_tx_at(port.peer, pkt)
+    }
+
+    /// [`Network::next_tx`] for a port whose peer, `peer`, may hold packets.
+    #[inline(never)]
+    pub(super) fn next_tx_at(&self, peer: NodeId, pkt: &Packet) -> u64 {
+        let hops = self.routing.next_hops(peer, pkt.dst);
+        self.priority_tx(pkt.size, hops).unwrap_or(0)
+    }
+
+    /// A port finished a transmission and has more packets waiting.
+    #[inline]
+    pub fn on_tx_done<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) {
+        self.ports[pid.idx()].tx_pending = false;
+        self.try_start(pid, now, ev);
+    }
+
+    /// Ask the CPU to start loading port `pid`, and with `packet` its link's
+    /// head packet, for the event after the current one: the run loop calls
+    /// this one event ahead, so that the cache misses of
+    /// [`Network::on_arrive`] and [`Network::on_tx_done`] overlap the
+    /// current event's work.
+    #[inline]
+    pub fn prefetch_port(&self, pid: PortId, packet: bool) {
+        let Some(port) = self.ports.get(pid.idx()) else {
+            return;
+        };
+        prefetch(port);
+        if packet {
+            if let Some(head) = port.in_flight.front() {
+                prefetch(head);
+            }
+        }
+    }
+
+    /// The head packet of a link reached the far end. Switches forward it
+    /// (a packet for a cut-through switch's priority queue arrives only once
+    /// it could start, see [`Network::next_tx`]); for a host, the packet is
+    /// returned for its transport.
+    #[inline]
+    pub fn on_arrive<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        now: Time,
+        ev: &mut EventQueue<E>,
+    ) -> Option<Packet> {
+        let port = &mut self.ports[pid.idx()];
+        let node = port.peer;
+        if node.0 < self.n_hosts {
+            let (_, pkt) = port.in_flight.pop_front()?;
+            Self::next_arrival(port, pid, ev);
+            debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
+            self.counters.delivered[pkt.kind as usize] += 1;
+            return Some(pkt);
+        }
+        let cut_through = port.cut_through;
+        let (_, mut pkt) = port.in_flight.pop_front()?;
+        Self::next_arrival(port, pid, ev);
+        if pkt.hops >= self.params.hop_limit {
+            self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
+            return None;
+        }
+        let egress = self.route(node, &pkt, now);
+        if cut_through {
+            // Start no earlier than the moment that lets the transmission end
+            // exactly when the last bit has arrived.
+            let out = self.ports[egress.idx()].tx_time(pkt.size);
+            pkt.ready_at = Time(pkt.ready_at.ps().saturating_sub(out.ps()));
+        }
+        self.enqueue(egress, pkt, now, ev);
+        None
+    }
+
+    /// After the head packet of `port`'s link arrived: schedule the next
+    /// one's arrival, or, with the link empty, move its ring back to the
+    /// start. A ring that kept going round would cycle through every slot
+    /// it ever grew to, each one cold by the time it is written again; one
+    /// that restarts when empty reuses the same few, still cached (most
+    /// links hold one or two packets at a time).
+    #[inline(always)]
+    pub(super) fn next_arrival<E: From<NetEvent> + Copy>(
+        port: &mut Port,
+        pid: PortId,
+        ev: &mut EventQueue<E>,
+    ) {
+        match port.in_flight.front() {
+            Some(&(next, _)) => NetEvent::Arrive(pid).schedule_for(port.peer, next, ev),
+            None => port.in_flight.clear(),
+        }
+    }
+
+    /// The transmission time of `size` bytes on the fastest of `hops` (in
+    /// ps) if every one of them picks by priority, else `None`. Reads the
+    /// dense `priority_rate` rather than the ports, which would be a cache
+    /// line each.
+    #[inline]
+    pub(super) fn priority_tx(&self, size: u32, hops: &[PortId]) -> Option<u64> {
+        let (mut fastest, mut fastest_rate) = (*hops.first()?, 0);
+        for &h in hops {
+            let r = self.priority_rate[h.idx()];
+            if r == 0 {
+                return None;
+            }
+            if r > fastest_rate {
+                (fastest, fastest_rate) = (h, r);
+            }
+        }
+        Some(self.ports[fastest.idx()].tx_time(size).ps())
+    }
+
+    /// Pick the egress port at switch `sw` for `pkt` (the switch stage's
+    /// egress choice, [`crate::net::switch::egress`]).
+    #[inline(always)]
+    pub(super) fn route(&mut self, sw: NodeId, pkt: &Packet, now: Time) -> PortId {
+        let hops = self.routing.next_hops(sw, pkt.dst);
+        Self::choose_egress(&mut self.ports, &mut self.egress, sw, pkt, now, hops)
+    }
+
+    /// [`Network::route`] among `hops`, the equal-cost egress ports at `sw`
+    /// towards `pkt`'s destination, already looked up.
+    #[inline(always)]
+    pub(super) fn choose_egress(
+        ports: &mut [Port],
+        egress: &mut Egress,
+        sw: NodeId,
+        pkt: &Packet,
+        now: Time,
+        hops: &[PortId],
+    ) -> PortId {
+        let n = hops.len();
+        debug_assert!(n > 0, "no route");
+        if n == 1 {
+            return hops[0];
+        }
+        if egress.policy.reads_queues() {
+            for &p in hops {
+                ports[p.idx()].touch(now);
+            }
+        }
+        let ports = &*ports;
+        let i = egress.choose(sw, pkt, n, |i| ports[hops[i].idx()].queued_bytes());
+        hops[i]
+    }
+}
