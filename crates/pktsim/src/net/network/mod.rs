@@ -188,7 +188,7 @@ pub struct Network {
     /// When the last data packet of each flow left its sender's NIC queue
     /// for the wire, and how long it had waited there.
     pub nic_flow_departed: Vec<(Time, crate::time::Duration)>,
-    /// Run-dry events asked for and reserved, per host.
+    /// Run-dry events asked for and noted, per host.
     nic_idle: NicIdleRequests,
     /// Per port, its link rate in bit/s if its queue picks by priority, else
     /// 0 (see [`Network::priority_tx`]).
