@@ -50,8 +50,13 @@ fn interruptible<R: Send + 'static>(
             let _ = tx.send(work());
         })
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the core's thread: {e}")))?;
+    let mut rx = rx;
     loop {
-        match py.detach(|| rx.recv_timeout(SIGNAL_POLL)) {
+        // The receiver is not Sync: it goes into the GIL-free closure and
+        // comes back out with what it got.
+        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match got {
             Ok(r) => {
                 let _ = handle.join();
                 return Ok(r);
