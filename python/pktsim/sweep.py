@@ -495,8 +495,17 @@ def _clean_tmp(tmp_root: Path, run_ids: set[str]) -> None:
     if not tmp_root.is_dir():
         return
     for d in tmp_root.iterdir():
-        if d.name.rsplit("-", 1)[0] in run_ids:
-            shutil.rmtree(d, ignore_errors=True)
+        # A point's folder is RUNID-XXXXXXXX; the core writes it all or
+        # nothing through a staging folder and a lock beside it
+        # (.RUNID-XXXXXXXX.pktsim-tmp-..., .RUNID-XXXXXXXX.pktsim-lock),
+        # which a killed point leaves too.
+        base = d.name.lstrip(".").split(".pktsim-", 1)[0]
+        if base.rsplit("-", 1)[0] in run_ids:
+            if d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    d.unlink()
     with contextlib.suppress(OSError):
         tmp_root.rmdir()  # only if empty
 
