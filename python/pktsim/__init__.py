@@ -20,12 +20,13 @@ from .api import RunResult, run, validate
 from .reference import reference
 from .report import report
 from .reproduce import reproduce
-from .sweep import SweepResult, load_summaries, load_sweep, scan_sweep, sweep
+from .sweep import PointFailed, SweepResult, load_summaries, load_sweep, scan_sweep, sweep
 
 __version__: str = _core.version()
 
 __all__ = [
     "ConfigError",
+    "PointFailed",
     "RunResult",
     "SweepResult",
     "__version__",

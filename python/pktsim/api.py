@@ -76,14 +76,20 @@ def run(
     else the current folder. ``quiet=False`` shows the core's progress bar
     on a terminal.
 
-    The GIL is released while the simulation runs. Bad input raises
+    The GIL is released while the simulation runs, and Ctrl-C stops it
+    within a fraction of a second (``KeyboardInterrupt``). Bad input raises
     :class:`pktsim.ConfigError` naming the field (and file and line),
     before anything runs: a config estimated to need more memory or events
     than the limits (see ``[limits]`` in the README) included, so the
-    interpreter survives it. An ``out`` that is a file or cannot be written
-    raises :class:`OSError`, also before the run; the files an earlier run
-    wrote into ``out`` are removed first. A run in which no flow finished
-    gives a :class:`RuntimeWarning`.
+    interpreter survives it. An ``out`` that is a file or cannot be written,
+    or that another run is writing into, raises :class:`OSError`, also
+    before the run.
+
+    ``out`` is written all or nothing: it keeps the earlier run's files
+    until every file of this one is complete, then holds this run's (files
+    pktsim did not write are kept). A failure (a full disk, Ctrl-C, a
+    crash) leaves it as it was. A run in which no flow finished gives a
+    :class:`RuntimeWarning`.
     """
     src = source_of(config, base_dir)
     dest = Path(out) if out is not None else Path("results") / src.name
@@ -113,6 +119,7 @@ def validate(
     config: ConfigLike, *, base_dir: str | os.PathLike[str] | None = None
 ) -> str:
     """Check a config (and build its topology and workload) without running
-    it; returns the resolved config as TOML. Raises :class:`ConfigError`."""
+    it; returns the resolved config as TOML. Raises :class:`ConfigError`;
+    Ctrl-C interrupts it at once."""
     src = source_of(config, base_dir)
     return _core.validate(src.text, label=src.label, base_dir=src.base_dir)

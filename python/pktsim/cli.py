@@ -8,10 +8,12 @@ through the extension module, so one install gives both.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from . import _core
 
@@ -33,9 +35,17 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse, with a usage mistake told in one line (as the Rust
+    commands tell theirs), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message} (try {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="pktsim")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = _OneLineErrors(prog="pktsim")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_OneLineErrors)
     s = sub.add_parser("sweep", help=PY_COMMANDS["sweep"])
     s.add_argument("sweep_file", type=Path, help="the sweep's TOML file (see docs/python.md)")
     s.add_argument("--out", type=Path, help="results folder (default: the file's `out`)")
@@ -101,6 +111,7 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
+    from .report import _tables, finished_line, verdict_line, verdicts
     from .reproduce import reproduce
 
     seeds = [int(s) for s in a.seeds.split(",")] if a.seeds else None
@@ -115,8 +126,20 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
         address=a.address,
         progress=not a.no_progress,
     )
+    # The verdicts and what they stand on, on the terminal: the page has
+    # the details.
+    summaries, _, _ = _tables(path.parent)
+    print(f"{verdict_line(verdicts(path.parent))}; {finished_line(summaries)}")
     print(f"report: {path}")
     return 0
+
+
+def threading_is_main() -> bool:
+    """Whether this is the main thread (the only one that may set signal
+    handlers)."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -133,12 +156,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (ConfigError, FileNotFoundError, ValueError, KeyError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-    code = _core.cli_main(["pktsim", *args])
-    if not args or args[0] in ("-h", "--help", "help"):
-        print("\nPython commands (pip package):")
-        for k, v in PY_COMMANDS.items():
-            print(f"  {k:<10} {v}")
-    return code
+        except KeyboardInterrupt:
+            # Finished points are kept and unfinished ones left no files.
+            print("interrupted: finished runs are kept; run the command again to resume",
+                  file=sys.stderr)
+            return 130
+    # The Rust commands stop on Ctrl-C as the Rust binary does: at once,
+    # their results directory untouched (it is written all or nothing).
+    # Python's own handler would only raise once the command had ended.
+    # (`pktsim --help` lists the Python commands too: the Rust help says
+    # where they come from.)
+    if not threading_is_main():
+        return _core.cli_main(["pktsim", *args])
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        return _core.cli_main(["pktsim", *args])
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":

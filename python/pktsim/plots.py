@@ -20,14 +20,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from . import _core
 
 if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
-#: Upper edges of the default size buckets, bytes (as the run summary's).
-DEFAULT_BUCKETS: tuple[int, ...] = (100_000, 1_000_000, 10_000_000)
+#: Upper edges of the default size buckets, bytes: the Rust core's, so
+#: that plots and ``summary.json`` bucket flows alike.
+DEFAULT_BUCKETS: tuple[int, ...] = tuple(_core.default_size_buckets())
+
+#: The statistics :func:`bucket_table` computes, in ``_core.stats`` order.
+STATS: tuple[str, ...] = ("count", "mean", "p50", "p99", "p999", "max")
+
+#: The formats :func:`save` writes each figure in.
+FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 
 
 #: Figure size in inches at 100 dpi: two plots side by side fill a
@@ -99,34 +109,70 @@ def log_axis(ax: Any, which: str = "y") -> None:
 
 
 def _legend_outside(ax: Any, title: str | None) -> None:
-    # Right of the axes, never over the data.
+    # Right of the axes, never over the data; none for a plot with no
+    # lines (a group where no flow finished).
+    if not ax.get_legend_handles_labels()[0]:
+        return
     ax.legend(title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
               borderaxespad=0.0)
 
 
-def _label(b: int) -> str:
-    for unit, div in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
-        if b >= div and b % div == 0:
-            return f"{b // div}{unit}"
-    return f"{b}B"
-
-
 def bucket_labels(buckets: Sequence[int] = DEFAULT_BUCKETS) -> list[str]:
-    """Labels of the buckets, as in ``summary.json`` (``0B-100KB``, ...)."""
-    edges = [0, *buckets]
-    labels = [f"{_label(a)}-{_label(b)}" for a, b in zip(edges, edges[1:], strict=False)]
-    return [*labels, f"{_label(edges[-1])}+"]
+    """Labels of the buckets, as in ``summary.json`` (``0B-100KB``, ...),
+    made by the core."""
+    return [label for _, _, label in _core.size_buckets([int(b) for b in buckets])]
 
 
 def with_buckets(flows: pl.DataFrame, buckets: Sequence[int] = DEFAULT_BUCKETS) -> pl.DataFrame:
-    """``flows`` with a ``size_bucket`` column (sizes in (lo, hi])."""
+    """``flows`` with a ``size_bucket`` column: each flow's bucket as the
+    core assigns it for ``summary.json`` (sizes in (lo, hi])."""
     import polars as pl
 
     labels = bucket_labels(buckets)
-    expr = pl.lit(labels[-1])
-    for hi, lab in reversed(list(zip(buckets, labels, strict=False))):
-        expr = pl.when(pl.col("size_bytes") <= hi).then(pl.lit(lab)).otherwise(expr)
-    return flows.with_columns(expr.alias("size_bucket"))
+    idx = _core.size_bucket_index(
+        [int(x) for x in flows["size_bytes"].to_list()], [int(b) for b in buckets]
+    )
+    return flows.with_columns(
+        pl.Series("size_bucket", [labels[i] for i in idx], dtype=pl.String)
+    )
+
+
+def bucket_table(
+    flows: pl.DataFrame, by: str | None = "protocol", buckets: Sequence[int] = DEFAULT_BUCKETS
+) -> pl.DataFrame:
+    """Slowdown statistics per (``by``, size bucket): ``flows`` (all flows
+    of the bucket), ``finished``, then ``mean``, ``p50``, ``p99``, ``p999``
+    and ``max`` of the finished flows' slowdown, computed by the core as
+    ``summary.json``'s (nearest rank; null where no flow finished). Every
+    bucket is a row, empty ones included, in bucket order."""
+    import polars as pl
+
+    keys = [by] if by else []
+    df = with_buckets(flows, buckets)
+    labels = bucket_labels(buckets)
+    groups = sorted({str(g) for g in df[by].to_list()}) if by else [None]
+    rows = []
+    for g in groups:
+        sub = df if g is None else df.filter(pl.col(by).cast(pl.String) == g)
+        for lab in labels:
+            b = sub.filter(pl.col("size_bucket") == lab)
+            vals = [float(v) for v in b["slowdown"].to_list() if v is not None]
+            st = dict(zip(STATS, _core.stats(vals), strict=True))
+            row: dict[str, Any] = {by: g} if by else {}
+            row.update(size_bucket=lab, flows=b.height, finished=st.pop("count"), **st)
+            rows.append(row)
+    schema = {k: pl.String for k in keys} | {
+        "size_bucket": pl.String, "flows": pl.Int64, "finished": pl.Int64,
+        **{k: pl.Float64 for k in STATS[1:]},
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _gap(row: dict[str, Any] | None, a: str, b: str) -> float:
+    # An error bar's length, row[a] - row[b]; none where a value is missing.
+    if row is None or row[a] is None or row[b] is None:
+        return 0.0
+    return max(0.0, row[a] - row[b])
 
 
 def slowdown_by_size(
@@ -137,29 +183,36 @@ def slowdown_by_size(
     buckets: Sequence[int] = DEFAULT_BUCKETS,
     title: str | None = None,
 ) -> Figure:
-    """Slowdown (``stat``: ``mean``, ``p50``, ``p99``) per size bucket,
-    grouped bars, one colour per value of ``by``. Unfinished flows are left
-    out (their slowdown is null)."""
+    """Slowdown (``stat``: ``mean``, ``p50``, ``p99``, ``p999``) per size
+    bucket, grouped bars, one colour per value of ``by``, each labelled with
+    its finished/all flow count; the statistic is :func:`bucket_table`'s
+    (the core's, as in ``summary.json``). Unfinished flows are left out
+    (their slowdown is unknown); a bucket where none finished has no bar."""
     import polars as pl
 
-    q = {"mean": None, "p50": 0.5, "p99": 0.99, "p999": 0.999}[stat]
-    agg = (
-        pl.col("slowdown").mean()
-        if q is None
-        else pl.col("slowdown").quantile(q, interpolation="higher")
-    )
-    df = with_buckets(flows.filter(pl.col("slowdown").is_not_null()), buckets)
-    seeds = "seed" in df.columns and df["seed"].n_unique() > 1
+    if stat not in STATS[1:]:
+        raise ValueError(f"stat must be one of {STATS[1:]}, got {stat!r}")
+    seeds = "seed" in flows.columns and flows["seed"].n_unique() > 1
     if seeds:
         # The statistic per seed, then its mean and range over the seeds.
-        per_seed = df.group_by([by, "size_bucket", "seed"]).agg(agg.alias("v"))
-        table = per_seed.group_by([by, "size_bucket"]).agg(
-            pl.col("v").mean().alias("v"), pl.col("v").min().alias("lo"),
-            pl.col("v").max().alias("hi"),
+        per_seed = pl.concat(
+            [
+                bucket_table(flows.filter(pl.col("seed") == s), by, buckets).with_columns(
+                    pl.lit(s).alias("seed")
+                )
+                for s in flows["seed"].unique().sort().to_list()
+            ]
+        )
+        table = per_seed.group_by([by, "size_bucket"], maintain_order=True).agg(
+            pl.col(stat).mean().alias("v"), pl.col(stat).min().alias("lo"),
+            pl.col(stat).max().alias("hi"), pl.col("finished").sum(), pl.col("flows").sum(),
         )
     else:
-        table = df.group_by([by, "size_bucket"]).agg(agg.alias("v"))
-    labels = [b for b in bucket_labels(buckets) if b in set(table["size_bucket"])]
+        table = bucket_table(flows, by, buckets).rename({stat: "v"})
+    # Buckets with a flow in them, finished or not: an empty bar with its
+    # count says "none finished" where a missing bar says nothing.
+    used = set(table.filter(pl.col("flows") > 0)["size_bucket"].to_list())
+    labels = [b for b in bucket_labels(buckets) if b in used]
     groups = sorted(str(g) for g in table[by].unique())
     fig, ax = _figure()
     width = 0.8 / max(1, len(groups))
@@ -167,25 +220,39 @@ def slowdown_by_size(
         sub = table.filter(pl.col(by).cast(pl.String) == g)
         rows = {r["size_bucket"]: r for r in sub.iter_rows(named=True)}
         xs = [j + (i - (len(groups) - 1) / 2) * width for j in range(len(labels))]
-        vals = [rows[b]["v"] if b in rows else float("nan") for b in labels]
+        vals = [
+            rows[b]["v"] if b in rows and rows[b]["v"] is not None else float("nan")
+            for b in labels
+        ]
         err = None
         if seeds:
             err = [
-                [max(0.0, rows[b]["v"] - rows[b]["lo"]) if b in rows else 0.0 for b in labels],
-                [max(0.0, rows[b]["hi"] - rows[b]["v"]) if b in rows else 0.0 for b in labels],
+                [_gap(rows.get(b), "v", "lo") for b in labels],
+                [_gap(rows.get(b), "hi", "v") for b in labels],
             ]
-        ax.bar(xs, vals, width, label=g, yerr=err, capsize=3 if seeds else 0)
+        bars = ax.bar(xs, vals, width, label=g, yerr=err, capsize=3 if seeds else 0)
+        # How many flows each bar stands on: a p99 of 12 flows is not one
+        # of 12,000.
+        counts = [
+            f"{rows[b]['finished']}/{rows[b]['flows']}" if b in rows else "0" for b in labels
+        ]
+        ax.bar_label(bars, counts, fontsize="x-small", padding=2)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_xlabel("flow size")
     name = {"mean": "mean", "p50": "median", "p99": "99th-percentile",
             "p999": "99.9th-percentile"}[stat]
-    ax.set_ylabel(f"{name} slowdown" + (" (bars: range over seeds)" if seeds else ""))
+    ax.set_ylabel(f"{name} slowdown" + (" (bars: range over seeds)" if seeds else "")
+                  + "\n(labels: finished/all flows)")
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     vals_all = [v for v in table["v"].to_list() if v]
     if seeds:
         vals_all += [v for v in table["hi"].to_list() if v]
-    # Room above the tallest bar so that it never meets the frame.
-    ax.set_ylim(min(1.0, *vals_all) * 0.9, max(1.0, *vals_all) * 1.4)
+    if not vals_all:
+        # No finished flow in any bucket: say so instead of drawing nothing.
+        ax.text(0.5, 0.5, "no flow finished", transform=ax.transAxes, ha="center",
+                va="center", color="grey")
+    # Room above the tallest bar (and its count) so that it never meets the frame.
+    ax.set_ylim(min([1.0, *vals_all]) * 0.9, max([1.0, *vals_all]) * 1.6)
     log_axis(ax, "y")
     ax.grid(axis="y", which="major", alpha=0.3)
     _legend_outside(ax, by)
@@ -310,7 +377,15 @@ def queue_occupancy(
     return fig
 
 
-def save(fig: Figure, path: str | os.PathLike[str]) -> str:
-    """Write ``fig`` as a PNG and return the path."""
-    fig.savefig(path, format="png")
-    return str(path)
+def save(
+    fig: Figure, path: str | os.PathLike[str], formats: Sequence[str] = ("png",)
+) -> str:
+    """Write ``fig`` at ``path`` in each of ``formats`` (the path's suffix
+    replaced by each format's: ``x.png``, ``x.svg``, ``x.pdf``); returns the
+    first file's path."""
+    written = []
+    for fmt in formats:
+        p = Path(path).with_suffix(f".{fmt}")
+        fig.savefig(p, format=fmt)
+        written.append(str(p))
+    return written[0]

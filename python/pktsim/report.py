@@ -1,8 +1,13 @@
 """``pktsim report RESULTS_DIR``: one self-contained HTML page of a run or a
-sweep (plots embedded as PNG data, every run's config, the pktsim version
-and git commit), with the PNGs written beside it.
+sweep (plots embedded as PNG data, how many flows finished, per-bucket
+slowdown tables, every run's config, the pktsim version and git commit),
+with the figures written beside it.
 
-Writes ``RESULTS_DIR/report.html`` and ``RESULTS_DIR/plots/*.png``.
+Writes ``RESULTS_DIR/report.html`` and ``RESULTS_DIR/plots/*.png`` (and
+each figure as ``.svg`` and ``.pdf`` too, for papers). Runs with
+unfinished flows, or a workload with no finished flow at all, are reported
+as such, never a crash: statistics are over finished flows, with their
+counts beside them.
 """
 
 from __future__ import annotations
@@ -187,8 +192,9 @@ SCALE_FILE = "reproduce.json"
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim's verdict: ``kind`` (holds, fails, partly; the CSS class),
-    the word shown, and why, in numbers."""
+    """A claim's verdict: ``kind`` (holds, fails, partly, or trend when the
+    runs are below the claims' scale; the CSS class), the word shown, and
+    why, in numbers."""
 
     kind: str
     word: str
@@ -205,33 +211,76 @@ def verdict(
     a ratio of two configs (``relative_to``) that misses it but lies on the
     same side of 1 as the published one gets ``partly``: the direction (who
     beats whom) holds, the size does not. When the runs were scaled down
-    below what the claims need, the verdict says so."""
+    below what the claims need, a measured claim is ``trend only`` (grey):
+    the numbers say which way it leans, not whether it holds."""
     pub = claim.get("value")
+    below = bool(scale and scale.get("scale", 1) > scale.get("needs_scale", 1))
     caveat = ""
-    if scale and scale.get("scale", 1) > scale.get("needs_scale", 1):
+    if below and scale:
         caveat = (f"; at scale {scale['scale']:g}, the claim needs scale "
                   f"{scale.get('needs_scale', 1):g}")
     if m is None or pub is None:
         what = claim.get("config", "?")
         return Verdict("fails", "not measured", f"no finished runs of {what}{caveat}")
+    v = _full_scale_verdict(claim, m, pub)
+    if below:
+        return Verdict("trend", "trend only", f"leans {v.word}: {v.why}{caveat}")
+    return v
+
+
+def _full_scale_verdict(claim: Mapping[str, Any], m: float, pub: Any) -> Verdict:
     kind = str(claim.get("bound", ""))
     if kind in ("max", "min"):
         ok = m <= pub if kind == "max" else m >= pub
         op = ("≤" if ok else ">") if kind == "max" else ("≥" if ok else "<")
         return Verdict("holds" if ok else "fails", "holds" if ok else "fails",
-                       f"{_fmt(m)} {op} {_fmt(pub)}{caveat}")
+                       f"{_fmt(m)} {op} {_fmt(pub)}")
     tol = float(claim.get("tolerance", DEFAULT_TOLERANCE))
     off = abs(m - pub) / abs(pub) if pub else abs(m)
     if off <= tol:
-        return Verdict("holds", "holds", f"{_fmt(m)} is within ±{tol:.0%} of {_fmt(pub)}{caveat}")
+        return Verdict("holds", "holds", f"{_fmt(m)} is within ±{tol:.0%} of {_fmt(pub)}")
     if claim.get("relative_to") and pub != 1 and (m - 1) * (pub - 1) > 0:
         side = "above" if pub > 1 else "below"
         return Verdict(
             "partly", "partly",
             f"{_fmt(m)} is {side} 1 like {_fmt(pub)} (direction holds) but not within "
-            f"±{tol:.0%} of it{caveat}",
+            f"±{tol:.0%} of it",
         )
-    return Verdict("fails", "fails", f"{_fmt(m)} is not within ±{tol:.0%} of {_fmt(pub)}{caveat}")
+    return Verdict("fails", "fails", f"{_fmt(m)} is not within ±{tol:.0%} of {_fmt(pub)}")
+
+
+def verdicts(
+    results_dir: str | os.PathLike[str],
+    claims: Sequence[Mapping[str, Any]] | None = None,
+) -> list[Verdict]:
+    """Every claim's verdict on the runs in ``results_dir`` (``claims``
+    default: its ``published.toml``), as the report shows them."""
+    d = Path(results_dir)
+    if claims is None:
+        claims = _published_claims(d)
+    if not claims:
+        return []
+    summaries, _, _ = _tables(d)
+    info = _scale_info(d)
+    return [verdict(c, measured(summaries, c), info) for c in claims]
+
+
+def verdict_line(vs: Sequence[Verdict]) -> str:
+    """One line of verdict counts: ``"verdicts: 2 holds, 1 fails, 3 trend
+    only"`` (kinds in a fixed order, only those present)."""
+    order = ["holds", "partly", "fails", "not measured", "trend only"]
+    counts = {w: sum(1 for v in vs if v.word == w) for w in order}
+    parts = [f"{n} {w}" for w, n in counts.items() if n]
+    return "verdicts: " + (", ".join(parts) if parts else "no claims")
+
+
+def _published_claims(d: Path) -> list[dict[str, Any]]:
+    import tomllib
+
+    p = d / "published.toml"
+    if not p.is_file():
+        return []
+    return list(tomllib.loads(p.read_text(encoding="utf-8")).get("claim", []))
 
 
 def _scale_info(d: Path) -> dict[str, Any] | None:
@@ -260,6 +309,57 @@ def _scale_html(info: Mapping[str, Any]) -> str:
     return f"<p class='scale'>{text}</p>"
 
 
+def run_buckets(summaries: pl.DataFrame) -> tuple[int, ...]:
+    """The size buckets' upper edges the runs' ``summary.json`` used (a
+    config's ``[output] size_buckets``, else the core's default)."""
+    from .plots import DEFAULT_BUCKETS
+
+    for p in summaries["path"].to_list() if "path" in summaries.columns else []:
+        f = Path(p) / "summary.json"
+        if f.is_file():
+            bs = json.loads(f.read_text(encoding="utf-8")).get("buckets") or []
+            edges = tuple(int(b["up_to_bytes"]) for b in bs if b.get("up_to_bytes"))
+            if edges:
+                return edges
+    return DEFAULT_BUCKETS
+
+
+def finished_line(summaries: pl.DataFrame) -> str:
+    """How many flows finished over all runs, in words: ``"1,930 of 2,000
+    flows finished (96.5 %) in 6 runs"``, plus how many runs had none."""
+    cols = summaries.columns
+    if "flows" not in cols or "finished" not in cols:
+        return "flows finished: unknown"
+    total = int(summaries["flows"].fill_null(0).sum())
+    done = int(summaries["finished"].fill_null(0).sum())
+    pct = 100.0 * done / total if total else 0.0
+    runs = summaries.height
+    none = summaries.filter((summaries["flows"] > 0) & (summaries["finished"] == 0)).height
+    text = f"{done:,} of {total:,} flows finished ({pct:.1f} %) in {runs} run{'s' * (runs != 1)}"
+    if none:
+        text += f"; {none} run{'s' * (none != 1)} with no finished flow"
+    return text
+
+
+def _bucket_rows(
+    summaries: pl.DataFrame, flows: pl.DataFrame, params: Sequence[str]
+) -> list[list[Any]]:
+    """One row per run and size bucket: flows, finished, mean and p99
+    slowdown (the core's statistics: ``summary.json``'s numbers)."""
+    import polars as pl
+
+    from . import plots
+
+    buckets = run_buckets(summaries)
+    rows = []
+    for r in summaries.sort([*params, "run_id"], nulls_last=True).iter_rows(named=True):
+        sub = flows.filter(pl.col("run_id") == r["run_id"])
+        for b in plots.bucket_table(sub, None, buckets).iter_rows(named=True):
+            rows.append([r["run_id"], *[r.get(c) for c in params], b["size_bucket"],
+                         b["flows"], b["finished"], b["mean"], b["p99"]])
+    return rows
+
+
 def _pick_load(loads: list[float]) -> float:
     # The bucket and CDF plots show one load: the median of those swept.
     s = sorted(loads)
@@ -279,13 +379,14 @@ def _make_plots(
 
     plot_dir.mkdir(parents=True, exist_ok=True)
     made: list[tuple[str, Path]] = []
+    buckets = run_buckets(summaries)
 
     def keep(title: str, name: str, fig: Any) -> None:
         # A workload named by a CDF file path ("../../workloads/x.cdf")
         # must not become directories in the file name.
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
         path = plot_dir / f"{safe.strip('.')}.png"
-        plots.save(fig, path)
+        plots.save(fig, path, plots.FORMATS)
         made.append((title, path))
 
     info = summaries.select(
@@ -312,7 +413,9 @@ def _make_plots(
             keep(
                 f"{name} by flow size ({tag}{note})",
                 f"slowdown_{stat}_by_size_{tag}",
-                plots.slowdown_by_size(sub, stat=stat, title=f"{name}, {tag}{note}"),
+                plots.slowdown_by_size(
+                    sub, stat=stat, buckets=buckets, title=f"{name}, {tag}{note}"
+                ),
             )
         keep(
             f"FCT CDF ({tag}{note})",
@@ -353,6 +456,8 @@ img{max-width:100%;height:auto}
 .verdict-holds{color:#070;font-weight:bold}
 .verdict-fails{color:#a00;font-weight:bold}
 .verdict-partly{color:#a60;font-weight:bold}
+.verdict-trend{color:#777;font-weight:bold}
+.unfinished{background:#fdecea;border-left:4px solid #c00;padding:0.6em 1em}
 table.claims td:nth-child(2),table.claims td:nth-child(n+5){text-align:left}
 .scale{background:#fff6e0;border-left:4px solid #e0a000;padding:0.6em 1em}
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}
@@ -379,12 +484,8 @@ def report(
     by default those of ``RESULTS_DIR/published.toml`` if there is one) add
     a published-vs-measured table."""
     d = Path(results_dir)
-    if claims is None and (d / "published.toml").is_file():
-        import tomllib
-
-        claims = tomllib.loads((d / "published.toml").read_text(encoding="utf-8")).get(
-            "claim", []
-        )
+    if claims is None:
+        claims = _published_claims(d)
     summaries, flows, queues = _tables(d)
     params = [c for c in _param_columns(summaries) if c in summaries.columns]
     plot_list = _make_plots(summaries, flows, queues, d / "plots", params)
@@ -410,6 +511,18 @@ def report(
             html.escape(commit or "unknown"),
         ),
     ]
+    fin = finished_line(summaries)
+    unfinished = "flows" in summaries.columns and "finished" in summaries.columns and (
+        int(summaries["finished"].fill_null(0).sum()) < int(summaries["flows"].fill_null(0).sum())
+    )
+    if unfinished:
+        parts.append(
+            f"<p class='unfinished'><b>{html.escape(fin)}.</b> Unfinished flows have no "
+            "FCT or slowdown: every statistic and plot below is over finished flows only "
+            "(their counts are in the tables and on the bars).</p>"
+        )
+    else:
+        parts.append(f"<p>{html.escape(fin)}.</p>")
     scale_info = _scale_info(d)
     if scale_info:
         parts.append(_scale_html(scale_info))
@@ -432,7 +545,9 @@ def report(
             "<h2>Published vs measured</h2>",
             "<p>Each claim's verdict: <b>holds</b>, <b>fails</b>, or <b>partly</b> (the "
             "direction of a ratio holds, its size does not); a claim without a bound "
-            f"matches within its <code>tolerance</code> (default ±{DEFAULT_TOLERANCE:.0%}).</p>",
+            f"matches within its <code>tolerance</code> (default ±{DEFAULT_TOLERANCE:.0%}). "
+            "Below the claims' scale a verdict is <b>trend only</b>: which way the numbers "
+            "lean, not a test.</p>",
             _table(
                 ["claim (config)", "metric", "published", "measured", "verdict", "why",
                  "source", "note"],
@@ -449,6 +564,15 @@ def report(
     parts += [
         "<h2>Runs</h2>",
         _table(["run_id", *params, *[h for _, h in shown]], rows),
+        "<h2>Per size bucket</h2>",
+        "<p>Slowdown of each run's finished flows per flow-size bucket: the same buckets "
+        "and nearest-rank percentiles as <code>summary.json</code>.</p>",
+        _table(
+            ["run_id", *params, "size bucket", "flows", "finished", "mean slowdown",
+             "p99 slowdown"],
+            _bucket_rows(summaries, flows, params),
+            cls="buckets",
+        ),
         "<h2>Plots</h2>",
     ]
     for cap, path in plot_list:

@@ -59,10 +59,21 @@ TABLE_COLUMNS = frozenset(
 EXECUTORS = ("serial", "processes", "dask")
 
 
+class PointFailed(RuntimeError):
+    """Points of a sweep that could not be run (their worker died on every
+    try); ``failed`` lists ``(run_id, why)``. Every other point finished."""
+
+    def __init__(self, failed: list[tuple[str, str]]) -> None:
+        self.failed = failed
+        names = ", ".join(f"{r} ({why})" for r, why in failed)
+        super().__init__(f"{len(failed)} point(s) failed, the others finished: {names}")
+
+
 @dataclass
 class SweepResult:
     """What a sweep did: ``out`` (its folder), ``points`` (every point's
-    spec), ``ran`` (points run now) and ``skipped`` (found finished)."""
+    spec), ``ran`` (points run now), ``skipped`` (found finished) and
+    ``failed`` (``(run_id, why)`` of points given up)."""
 
     out: Path
     points: list[dict[str, Any]]
@@ -166,7 +177,11 @@ def is_finished(point: Mapping[str, Any]) -> bool:
 
 def _test_crash_hook(point: Mapping[str, Any]) -> None:
     # For the test suite only: the first worker process to start a point
-    # dies on the spot, to test that the point is run again elsewhere.
+    # dies on the spot, to test that the point is run again elsewhere; and
+    # every worker that starts the point PKTSIM_TEST_CRASH_POINT names
+    # dies, to test that retries are bounded.
+    if os.environ.get("PKTSIM_TEST_CRASH_POINT") == point["run_id"]:
+        os._exit(17)
     crash = os.environ.get("PKTSIM_TEST_CRASH_ONCE")
     if crash:
         try:
@@ -194,9 +209,11 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
     final = point["dir"]
     if is_finished(point):
         return {"run_id": point["run_id"], "dir": final, "status": "skipped"}
-    _test_crash_hook(point)
     os.makedirs(point["tmp_root"], exist_ok=True)
     tmp = os.path.join(point["tmp_root"], f"{point['run_id']}-{uuid.uuid4().hex[:8]}")
+    os.makedirs(tmp)
+    # Dies here, as a crash mid-point would: its directory in .tmp stays.
+    _test_crash_hook(point)
     try:
         _core.run(
             point["toml"],
@@ -235,18 +252,90 @@ def _serial(points: list[dict[str, Any]], **_: Any) -> Iterator[dict[str, Any]]:
 
 
 def _processes(
-    points: list[dict[str, Any]], workers: int | None = None, **_: Any
+    points: list[dict[str, Any]], workers: int | None = None, retries: int = 2, **_: Any
 ) -> Iterator[dict[str, Any]]:
+    """Run the points on a pool of local processes.
+
+    A worker that dies (a crash, the OOM killer) breaks a
+    ``ProcessPoolExecutor``: every point in it fails, the one that killed
+    the worker and those that happened to run beside it alike. As on Dask,
+    the points are run again: queued ones on a fresh pool, and each that
+    was mid-run alone in a pool of one, so that only the point that kills
+    its worker dies again. A point whose worker died more than ``retries``
+    times is given up (status ``failed``) and the others go on."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     n = workers or os.cpu_count() or 1
     # spawn, not fork: the parent may hold polars' or Dask's threads.
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(n, max(1, len(points))), mp_context=ctx) as ex:
-        futs = [ex.submit(run_point, p) for p in points]
-        for f in as_completed(futs):
-            yield f.result()
+    deaths: dict[str, int] = {}
+    todo = list(points)
+    suspects: list[dict[str, Any]] = []
+    while todo or suspects:
+        if suspects:
+            batch, alone = [suspects.pop(0)], True
+        else:
+            batch, todo, alone = todo, [], False
+        broken: list[dict[str, Any]] = []
+        ex = ProcessPoolExecutor(max_workers=min(n, len(batch)), mp_context=ctx)
+        try:
+            futs = {ex.submit(run_point, p): p for p in batch}
+            for f in as_completed(futs):
+                try:
+                    yield f.result()
+                except BrokenProcessPool:
+                    broken.append(futs[f])
+        except BaseException:
+            # Ctrl-C (or the caller stopped): stop the workers now rather
+            # than wait for their points; what they were writing is in .tmp
+            # and never counts as finished.
+            _stop_pool(ex)
+            raise
+        ex.shutdown(wait=True)
+        mid_run = _mid_run(broken) or broken
+        for p in broken:
+            if is_finished(p):
+                continue
+            rid = p["run_id"]
+            if not any(p is m for m in mid_run):
+                todo.append(p)  # only queued: not its fault
+                continue
+            deaths[rid] = deaths.get(rid, 0) + 1
+            if alone and deaths[rid] > retries:
+                yield {"run_id": rid, "dir": p["dir"], "status": "failed",
+                       "error": f"its worker process died {deaths[rid]} times"}
+            elif alone or deaths[rid] <= retries:
+                suspects.append(p)
+            else:
+                # Died beside others more than `retries` times: one last
+                # try alone decides whether it is the culprit.
+                deaths[rid] = retries
+                suspects.append(p)
+
+
+def _mid_run(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Those of ``points`` that a dead pool was running: they left a
+    directory in ``.tmp`` (removed here, as nothing will finish it)."""
+    hit = []
+    for p in points:
+        tmp_root = Path(p["tmp_root"])
+        left = list(tmp_root.glob(f"{p['run_id']}-*")) if tmp_root.is_dir() else []
+        for d in left:
+            shutil.rmtree(d, ignore_errors=True)
+        if left:
+            hit.append(p)
+    return hit
+
+
+def _stop_pool(ex: Any) -> None:
+    # ProcessPoolExecutor has no public way to stop running calls: end its
+    # processes (they hold no lock and write only into .tmp), then shut down.
+    for proc in list(getattr(ex, "_processes", {}).values()):
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    ex.shutdown(wait=False, cancel_futures=True)
 
 
 def _futures(
@@ -355,10 +444,14 @@ def sweep(
       at ``address``, or start a LocalCluster of ``workers`` processes), or
       a ``concurrent.futures.Executor`` or ``distributed.Client`` of yours.
       On Dask a point whose worker dies is retried elsewhere (``retries``
-      more times when it fails outright).
+      more times when it fails outright); on local processes a point whose
+      worker dies is run again on a fresh pool, up to ``retries`` more
+      times, and the other points go on (:class:`PointFailed` at the end
+      names any point given up).
 
     Finished points are skipped, so a sweep that was interrupted finishes
-    when started again. A progress bar shows points done / total.
+    when started again. Ctrl-C stops the sweep (its workers too) and leaves
+    only finished points. A progress bar shows points done / total.
     """
     points = make_points(base, grid, seeds, out=out, fixed=fixed, base_dir=base_dir)
     outp = Path(out).resolve()
@@ -376,14 +469,23 @@ def sweep(
     run = _executor_fn(executor)
     with _progress(len(points), result.skipped, progress and bool(todo)) as bar:
         if todo:
-            for r in run(todo, workers=workers, address=address, retries=retries):
-                if r["status"] == "ran":
-                    result.ran += 1
-                else:
-                    result.skipped += 1
-                if bar is not None:
-                    bar.update(1)
+            try:
+                for r in run(todo, workers=workers, address=address, retries=retries):
+                    if r["status"] == "ran":
+                        result.ran += 1
+                    elif r["status"] == "failed":
+                        result.failed.append((r["run_id"], r.get("error", "failed")))
+                    else:
+                        result.skipped += 1
+                    if bar is not None:
+                        bar.update(1)
+            except KeyboardInterrupt:
+                # What the stopped points were writing is not a result.
+                _clean_tmp(outp / ".tmp", {p["run_id"] for p in todo})
+                raise
     _clean_tmp(outp / ".tmp", {p["run_id"] for p in points})
+    if result.failed:
+        raise PointFailed(result.failed)
     return result
 
 
@@ -393,8 +495,17 @@ def _clean_tmp(tmp_root: Path, run_ids: set[str]) -> None:
     if not tmp_root.is_dir():
         return
     for d in tmp_root.iterdir():
-        if d.name.rsplit("-", 1)[0] in run_ids:
-            shutil.rmtree(d, ignore_errors=True)
+        # A point's folder is RUNID-XXXXXXXX; the core writes it all or
+        # nothing through a staging folder and a lock beside it
+        # (.RUNID-XXXXXXXX.pktsim-tmp-..., .RUNID-XXXXXXXX.pktsim-lock),
+        # which a killed point leaves too.
+        base = d.name.lstrip(".").split(".pktsim-", 1)[0]
+        if base.rsplit("-", 1)[0] in run_ids:
+            if d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    d.unlink()
     with contextlib.suppress(OSError):
         tmp_root.rmdir()  # only if empty
 

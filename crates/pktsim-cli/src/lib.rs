@@ -15,21 +15,32 @@ use pktsim::config::{base_dir_of, Config, Experiment};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 use pktsim::metrics::RunOutput;
 use pktsim::net::topology::TopologyConfig;
-use pktsim::output::{check_out_dir, peak_rss_bytes, prepare_out_dir, write_run, RunMeta};
-use pktsim::sim::Progress;
-use pktsim::time::{parse_rate, Rate};
+use pktsim::output::{check_out_dir, peak_rss_bytes, write_run, OutDirLock, RunMeta};
+use pktsim::sim::{Progress, StopReason};
+use pktsim::time::{parse_rate, Rate, Time};
 use pktsim::Error;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// The reference run of the benchmark (see BENCHMARKS.md).
 const BENCH_CONFIG: &str = include_str!("../../../examples/bench_leafspine_dctcp.toml");
+
+/// What `pktsim --help` says below the Rust commands.
+const PYTHON_COMMANDS: &str = "\
+Commands of the Python package (`pip install .` installs a `pktsim` command
+that has these and every command above):
+  sweep      Run a grid of experiments x seeds (serially, on processes or Dask)
+  report     Write RESULTS_DIR/report.html and plots of a run or a sweep
+  reproduce  Run experiments/NAME scaled down and report it beside the paper";
 
 #[derive(Parser)]
 #[command(
     name = "pktsim",
     version,
-    about = "Fast, deterministic packet-level network simulator"
+    about = "Fast, deterministic packet-level network simulator",
+    after_help = PYTHON_COMMANDS
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,8 +53,9 @@ enum Command {
     Run {
         /// The experiment's TOML file.
         config: PathBuf,
-        /// Output directory (default: results/<config name>). The files an
-        /// earlier run wrote there are removed first; other files are kept.
+        /// Output directory (default: results/<the config file's stem>).
+        /// Written all or nothing: it holds the earlier run until this one
+        /// is complete, then this one (files pktsim did not write are kept).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override the config's seed.
@@ -146,9 +158,19 @@ where
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
+            use clap::error::ErrorKind;
             // --help and --version are "errors" that exit 0.
-            let _ = e.print();
-            return u8::try_from(e.exit_code()).unwrap_or(2);
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return u8::try_from(e.exit_code()).unwrap_or(2);
+            }
+            eprintln!("{}", usage_error_line(&e));
+            return 2;
         }
     };
     let result = match cli.command {
@@ -173,19 +195,89 @@ where
     }
 }
 
-fn progress_bar(total: usize, quiet: bool) -> ProgressBar {
+/// A command-line mistake as one line: clap's first line (which names the
+/// argument), where to look next, and for the Python package's commands
+/// where they come from.
+fn usage_error_line(e: &clap::Error) -> String {
+    // clap's message without its usage block, its lines joined: "the
+    // following required arguments were not provided:" with the names,
+    // "unexpected argument '--sed' found" with its "tip: ... '--seed'".
+    let text = e.render().to_string();
+    let mut first = String::new();
+    for l in text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        if !first.is_empty() {
+            first.push_str(if first.ends_with(':') { " " } else { "; " });
+        }
+        first.push_str(l);
+    }
+    if first.is_empty() {
+        first.push_str("error: bad arguments");
+    }
+    let python = ["sweep", "report", "reproduce"].into_iter().find(|c| {
+        e.kind() == clap::error::ErrorKind::InvalidSubcommand && first.contains(&format!("'{c}'"))
+    });
+    match python {
+        Some(c) => format!(
+            "{first}: `{c}` is a command of the Python package (`pip install .` installs a pktsim command that has it)"
+        ),
+        None => format!("{first} (pktsim --help lists the commands, pktsim COMMAND --help their options)"),
+    }
+}
+
+/// Scale of the progress bar: it counts per-myriad of the estimated work,
+/// not flows (see [`progress_fraction`]).
+const BAR_STEPS: u64 = 10_000;
+
+/// How much of a run is done, in [0, 1], for the progress bar's ETA.
+///
+/// Flows done alone is a poor measure early on: a flow finishes a while
+/// after it starts, so for the first part of a run almost none have
+/// finished while the simulation is busy with hundreds, and an ETA from
+/// them came out some 30 times too long. Until the last flow has started,
+/// the simulated time against the last flow's start (`last_start`) is the
+/// better measure for the arrival processes pktsim generates (work arrives
+/// at a steady rate); after it, only the backlog is left, which flows done
+/// measures. The two are blended by the time fraction itself, so the
+/// estimate moves from one to the other without a jump; it is never below
+/// the flows-done fraction. A workload whose flows all start at once
+/// (incast) has no time fraction: flows alone.
+pub fn progress_fraction(
+    flows_done: usize,
+    flows_total: usize,
+    now: Time,
+    last_start: Time,
+) -> f64 {
+    let flows = if flows_total == 0 {
+        1.0
+    } else {
+        flows_done as f64 / flows_total as f64
+    };
+    if last_start == Time::ZERO {
+        return flows;
+    }
+    let time = (now.ps() as f64 / last_start.ps() as f64).min(1.0);
+    // Never below what flows done already show (all done is done).
+    ((1.0 - time) * time + time * flows)
+        .max(flows)
+        .clamp(0.0, 1.0)
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
     let target = if quiet {
         ProgressDrawTarget::hidden()
     } else {
         // Hidden automatically when stderr is not a terminal.
         ProgressDrawTarget::stderr()
     };
-    let pb = ProgressBar::with_draw_target(Some(total as u64), target);
+    let pb = ProgressBar::with_draw_target(Some(BAR_STEPS), target);
     pb.set_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} flows  {msg}  [{elapsed_precise}, eta {eta}]",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{bar:30} {msg}  [{elapsed_precise}, eta {eta}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     pb
 }
@@ -195,13 +287,17 @@ fn run_with_progress(cfg: &Config, base: &Path, quiet: bool) -> Result<RunOutput
 }
 
 fn run_experiment(exp: Experiment, quiet: bool) -> Result<RunOutput, Error> {
-    let pb = progress_bar(exp.workload.flows.len(), quiet);
+    let pb = progress_bar(quiet);
     let started = std::time::Instant::now();
+    let last_start = exp.workload.flows.last().map_or(Time::ZERO, |f| f.start);
     let mut report = |p: &Progress| {
         let secs = started.elapsed().as_secs_f64().max(1e-9);
-        pb.set_position(p.flows_done as u64);
+        let done = progress_fraction(p.flows_done, p.flows_total, p.now, last_start);
+        pb.set_position((done * BAR_STEPS as f64) as u64);
         pb.set_message(format!(
-            "sim {:.3} ms, {:.1} M events/s",
+            "{}/{} flows, sim {:.3} ms, {:.1} M events/s",
+            p.flows_done,
+            p.flows_total,
             p.now.as_secs_f64() * 1e3,
             p.events as f64 / secs / 1e6
         ));
@@ -236,7 +332,7 @@ fn cmd_run(
         PathBuf::from("results").join(stem.unwrap_or_else(|| "run".into()))
     });
     let command_line = Some(std::env::args().collect::<Vec<_>>().join(" "));
-    let summary = run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line)?;
+    let summary = run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line, None)?;
     if let Some(w) = no_flow_finished(&summary) {
         eprintln!("warning: {w}");
     }
@@ -345,20 +441,50 @@ pub fn short_summary(s: &Summary, dir: &Path) -> String {
 
 /// Run `cfg` (relative paths resolve against `base`) and write its results
 /// into `dir`: what `pktsim run` does, minus printing. A progress bar shows
-/// on a terminal unless `quiet`. The directory is checked before the config
-/// is prepared and cleared of an earlier run's files before the run.
+/// on a terminal unless `quiet`.
+///
+/// The directory is checked and locked before the config is prepared (a
+/// second run into it is refused while this one holds the lock), and the
+/// results replace its earlier run all at once, only when every file is
+/// written (see `pktsim::output`). Setting `cancel` stops the run (within
+/// 65,536 events) and writes nothing: the error says so.
 pub fn run_to_dir(
     cfg: &Config,
     base: &Path,
     dir: &Path,
     quiet: bool,
     command_line: Option<String>,
+    cancel: Option<Arc<AtomicBool>>,
 ) -> Result<Summary, Error> {
+    let cancelled = || {
+        cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    };
     check_out_dir(dir)?;
-    let exp = cfg.prepare(base)?;
+    let lock = OutDirLock::acquire(dir)?;
+    let mut exp = cfg.prepare(base)?;
     let mismatches = exp.allowed_mismatches.clone();
-    prepare_out_dir(dir)?;
+    if cancelled() {
+        return Err(cancelled_error());
+    }
+    // An explicit topology's host names are the user's: they go into
+    // flows.parquet beside the indices. Built topologies' (h0, h1, ...)
+    // would only repeat the index.
+    let host_names = matches!(cfg.topology, TopologyConfig::Explicit { .. }).then(|| {
+        let hosts = exp.topology.n_hosts as usize;
+        exp.topology
+            .names
+            .iter()
+            .take(hosts)
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    exp.limits.cancel = cancel.clone();
     let run = run_experiment(exp, quiet)?;
+    if run.stop_reason == StopReason::Cancelled.name() || cancelled() {
+        return Err(cancelled_error());
+    }
     let mut summary = Summary::from_run(&run, &buckets(cfg));
     summary.allow_mismatch = cfg.network.allow_mismatch;
     summary.mismatches = mismatches;
@@ -370,8 +496,19 @@ pub fn run_to_dir(
         command_line,
         git_commit: git_commit().map(str::to_string),
     };
-    write_run(dir, &run, &summary, &resolved, &meta)?;
+    write_run(
+        &lock,
+        &run,
+        &summary,
+        &resolved,
+        &meta,
+        host_names.as_deref(),
+    )?;
     Ok(summary)
+}
+
+fn cancelled_error() -> Error {
+    Error::Output("the run was cancelled; nothing was written".into())
 }
 
 /// The git commit the code was built from, when it was built in a checkout.
@@ -543,4 +680,33 @@ fn print_out(text: &str) {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_follows_simulated_time_until_the_last_start_then_flows() {
+        let last = Time(1_000_000);
+        // Early on few flows have finished, but a tenth of the arrivals
+        // has been simulated: the bar says about a tenth, not about zero
+        // (an ETA from flows alone came out some 30 times too long).
+        let early = progress_fraction(3, 1000, Time(100_000), last);
+        assert!((0.08..=0.11).contains(&early), "{early}");
+        // After the last start only the backlog is left: flows measure it.
+        assert_eq!(progress_fraction(900, 1000, Time(2_000_000), last), 0.9);
+        // Everything done is done; flows that all start at once (incast)
+        // are measured by flows alone.
+        assert_eq!(progress_fraction(1000, 1000, Time(5), last), 1.0);
+        assert_eq!(progress_fraction(1, 4, Time(7), Time::ZERO), 0.25);
+        assert_eq!(progress_fraction(0, 0, Time(7), Time::ZERO), 1.0);
+        // It never goes backwards as the run moves on at a steady pace.
+        let mut prev = 0.0;
+        for i in 0..=20u64 {
+            let f = progress_fraction((i * 45) as usize, 1000, Time(i * 60_000), last);
+            assert!(f >= prev, "step {i}: {f} < {prev}");
+            prev = f;
+        }
+    }
 }

@@ -4,16 +4,79 @@
 //! (with the GIL released) into a results directory, and runs the Rust
 //! command line. Everything else (result objects, sweeps, plots, reports)
 //! is Python in `python/pktsim/`, which reads the Parquet and JSON files the
-//! run wrote, so there is one output format, not two.
+//! run wrote, so there is one output format, not two. The statistics the
+//! report shows per size bucket come from here too ([`stats`],
+//! [`size_buckets`]), so they are `summary.json`'s, not a restatement.
+//!
+//! Ctrl-C: the core runs on a thread of its own while the calling thread
+//! waits with the GIL released and looks at Python's signals every
+//! [`SIGNAL_POLL`]; on Ctrl-C it cancels the run (which stops within
+//! 65,536 events and writes nothing) and raises `KeyboardInterrupt`.
 //!
 //! Errors from user input become `pktsim.ConfigError` with the offending
 //! field, file and line as attributes.
 
 use pktsim::config::Config;
+use pktsim::metrics::summary::{in_bucket, Stats, DEFAULT_BUCKETS};
 use pktsim::Error;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+/// How often a waiting call looks at Python's signals: Ctrl-C is answered
+/// within this plus the time the core takes to see its cancel flag.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Run `work` on a thread of its own and wait for it with the GIL
+/// released, checking Python's signals every [`SIGNAL_POLL`]. On a signal
+/// (a `KeyboardInterrupt` from Ctrl-C), `cancel` is set and, if `join`,
+/// the thread is waited for (it must then end soon: a run checks the flag
+/// every 65,536 events); otherwise it is left to finish on its own (work
+/// with no effects outside itself, such as building a topology).
+fn interruptible<R: Send + 'static>(
+    py: Python<'_>,
+    cancel: &Arc<AtomicBool>,
+    join: bool,
+    work: impl FnOnce() -> R + Send + 'static,
+) -> PyResult<R> {
+    let (tx, rx) = mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("pktsim-core".into())
+        .spawn(move || {
+            // The receiver may be gone (an interrupt did not wait): fine.
+            let _ = tx.send(work());
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the core's thread: {e}")))?;
+    let mut rx = rx;
+    loop {
+        // The receiver is not Sync: it goes into the GIL-free closure and
+        // comes back out with what it got.
+        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match got {
+            Ok(r) => {
+                let _ = handle.join();
+                return Ok(r);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(
+                    "the core's thread ended without a result (a bug: please report it)",
+                ));
+            }
+        }
+        if let Err(e) = py.check_signals() {
+            cancel.store(true, Ordering::Relaxed);
+            if join {
+                let _ = py.detach(|| handle.join());
+            }
+            return Err(e);
+        }
+    }
+}
 
 /// The label `pktsim._config` gives configs that were dicts.
 const DICT_LABEL: &str = "<dict>";
@@ -135,7 +198,10 @@ fn validate(py: Python<'_>, toml_text: &str, label: &str, base_dir: &str) -> PyR
     let cfg = parse(py, toml_text, label)?;
     let base = PathBuf::from(base_dir);
     let c = cfg.clone();
-    py.detach(move || c.prepare(&base).map(|_| ()))
+    // Building a large topology can take a while: Ctrl-C answers at once
+    // and leaves the thread to drop what it built.
+    let cancel = Arc::new(AtomicBool::new(false));
+    interruptible(py, &cancel, false, move || c.prepare(&base).map(|_| ()))?
         .map_err(|e| to_py(py, e))?;
     Ok(cfg.to_toml())
 }
@@ -154,8 +220,11 @@ fn json_to_toml(json_text: &str) -> PyResult<String> {
 
 /// Run a config (TOML text) and write its results into `out_dir`
 /// (`flows.parquet`, `summary.json`, `config.toml`, maybe
-/// `queues.parquet`). The GIL is released while the simulation runs, so
-/// Python threads (a progress bar, a Dask worker's heartbeat) keep going.
+/// `queues.parquet`), all or nothing: the directory holds its earlier run
+/// until every file of this one is written. The GIL is released while the
+/// simulation runs, so Python threads (a progress bar, a Dask worker's
+/// heartbeat) keep going; Ctrl-C stops the run, writes nothing and raises
+/// `KeyboardInterrupt`.
 #[pyfunction]
 #[pyo3(signature = (toml_text, out_dir, label = "<string>", base_dir = ".", seed = None, quiet = true, command_line = None))]
 #[allow(clippy::too_many_arguments)]
@@ -175,9 +244,13 @@ fn run(
     }
     let base = PathBuf::from(base_dir);
     let dir = PathBuf::from(out_dir);
-    py.detach(move || pktsim_cli::run_to_dir(&cfg, &base, &dir, quiet, command_line))
-        .map(|_| ())
-        .map_err(|e| to_py(py, e))
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Some(cancel.clone());
+    interruptible(py, &cancel, true, move || {
+        pktsim_cli::run_to_dir(&cfg, &base, &dir, quiet, command_line, flag)
+    })?
+    .map(|_| ())
+    .map_err(|e| to_py(py, e))
 }
 
 /// Flow-level SRPT and processor-sharing references of the run in
@@ -214,6 +287,53 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(move || pktsim_cli::main_with_args(argv))
 }
 
+/// Count, mean, p50, p99, p99.9 and max of `values`, exactly as
+/// `summary.json` computes them (nearest-rank percentiles; None for an
+/// empty list).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn stats(
+    values: Vec<f64>,
+) -> (
+    usize,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+) {
+    let s = Stats::of(values);
+    (s.count, s.mean, s.p50, s.p99, s.p999, s.max)
+}
+
+/// The default upper edges of the size buckets, bytes (`summary.json`'s
+/// unless a config sets `[output] size_buckets`).
+#[pyfunction]
+fn default_size_buckets() -> Vec<u64> {
+    DEFAULT_BUCKETS.to_vec()
+}
+
+/// The buckets that `upper_edges` make: `(above_bytes, up_to_bytes or
+/// None, label)` each, as in `summary.json`.
+#[pyfunction]
+fn size_buckets(upper_edges: Vec<u64>) -> Vec<(u64, Option<u64>, String)> {
+    pktsim::metrics::summary::size_buckets(&upper_edges)
+}
+
+/// The index of each size's bucket among `size_buckets(upper_edges)`.
+#[pyfunction]
+fn size_bucket_index(sizes: Vec<u64>, upper_edges: Vec<u64>) -> Vec<usize> {
+    let b = pktsim::metrics::summary::size_buckets(&upper_edges);
+    sizes
+        .iter()
+        .map(|&s| {
+            b.iter()
+                .position(|&(lo, hi, _)| in_bucket(s, lo, hi))
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
 /// The pktsim version of the compiled core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -234,6 +354,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(reference, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(stats, m)?)?;
+    m.add_function(wrap_pyfunction!(default_size_buckets, m)?)?;
+    m.add_function(wrap_pyfunction!(size_buckets, m)?)?;
+    m.add_function(wrap_pyfunction!(size_bucket_index, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(git_commit, m)?)?;
     Ok(())

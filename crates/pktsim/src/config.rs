@@ -656,6 +656,7 @@ impl Config {
                 event_limit: self.run.event_limit,
                 queue_sample_interval: sample,
                 sample_host_queues: self.output.sample_host_queues,
+                cancel: None,
             },
         })
     }

@@ -4,9 +4,13 @@
 //! Parquet files carry units in their column names and run metadata (pktsim
 //! version, config hash, seed, protocol) in their key-value metadata. They
 //! hold nothing that depends on where or when they were written, so the same
-//! config and seed give byte-identical files. Every file is written to a
-//! temporary name and renamed, so a crash never leaves a half-written file
-//! under the final name.
+//! config and seed give byte-identical files. A run's files are written
+//! into a staging directory and moved into place together ([`dir`]), so a
+//! failure never leaves a half-written run under the results directory.
+
+mod dir;
+
+pub use dir::{OutDirLock, Staging};
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Summary;
@@ -72,8 +76,14 @@ fn parquet_bytes(batch: &RecordBatch, meta: &[(&str, String)]) -> Result<Vec<u8>
     Ok(buf)
 }
 
-/// The flows table as an Arrow record batch.
-pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> {
+/// The flows table as an Arrow record batch. With `host_names` (an explicit
+/// topology's, hosts first), `src_name` and `dst_name` columns follow
+/// `dst`; other runs keep their columns.
+pub fn flows_batch(
+    flows: &[FlowResult],
+    protocol: &str,
+    host_names: Option<&[String]>,
+) -> Result<RecordBatch> {
     let n = flows.len();
     let mut id = UInt32Builder::with_capacity(n);
     let mut src = UInt32Builder::with_capacity(n);
@@ -94,10 +104,22 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
     // their columns.
     let with_queries = flows.iter().any(|f| f.query.is_some());
     let mut query = UInt32Builder::with_capacity(if with_queries { n } else { 0 });
+    let mut src_name = StringDictionaryBuilder::<Int32Type>::new();
+    let mut dst_name = StringDictionaryBuilder::<Int32Type>::new();
+    let name_of = |names: &[String], node: u32| -> Result<String> {
+        names
+            .get(node as usize)
+            .cloned()
+            .ok_or_else(|| io(format!("flow endpoint {node} has no host name")))
+    };
     for f in flows {
         id.append_value(f.id);
         src.append_value(f.src.0);
         dst.append_value(f.dst.0);
+        if let Some(names) = host_names {
+            src_name.append_value(name_of(names, f.src.0)?);
+            dst_name.append_value(name_of(names, f.dst.0)?);
+        }
         size.append_value(f.size_bytes);
         start.append_value(f.start.ps());
         finish.append_option(f.finish.map(|t| t.ps()));
@@ -119,6 +141,19 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
         Field::new("flow_id", DataType::UInt32, false),
         Field::new("src", DataType::UInt32, false),
         Field::new("dst", DataType::UInt32, false),
+    ];
+    let mut cols: Vec<ArrayRef> = vec![
+        Arc::new(id.finish()),
+        Arc::new(src.finish()),
+        Arc::new(dst.finish()),
+    ];
+    if host_names.is_some() {
+        fields.push(Field::new("src_name", dict(), false));
+        fields.push(Field::new("dst_name", dict(), false));
+        cols.push(Arc::new(src_name.finish()));
+        cols.push(Arc::new(dst_name.finish()));
+    }
+    fields.extend([
         Field::new("size_bytes", DataType::UInt64, false),
         Field::new("start_ps", DataType::UInt64, false),
         Field::new("finish_ps", DataType::UInt64, true),
@@ -131,15 +166,12 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
         Field::new("drops", DataType::UInt32, false),
         Field::new("protocol", dict(), false),
         Field::new("tag", dict(), false),
-    ];
+    ]);
     if with_queries {
         fields.push(Field::new("query", DataType::UInt32, true));
     }
     let schema = Schema::new(fields);
-    let mut cols: Vec<ArrayRef> = vec![
-        Arc::new(id.finish()),
-        Arc::new(src.finish()),
-        Arc::new(dst.finish()),
+    cols.extend::<[ArrayRef; 12]>([
         Arc::new(size.finish()),
         Arc::new(start.finish()),
         Arc::new(finish.finish()),
@@ -152,7 +184,7 @@ pub fn flows_batch(flows: &[FlowResult], protocol: &str) -> Result<RecordBatch> 
         Arc::new(drops.finish()),
         Arc::new(proto.finish()),
         Arc::new(tag.finish()),
-    ];
+    ]);
     if with_queries {
         cols.push(Arc::new(query.finish()));
     }
@@ -191,26 +223,32 @@ pub fn queues_batch(samples: &[QueueSample]) -> Result<RecordBatch> {
     RecordBatch::try_new(Arc::new(schema), cols).map_err(io)
 }
 
-/// Write a run's results into `dir` (created if needed).
+/// Write a run's results into the directory `out` locks, all or nothing:
+/// every file goes into a staging directory first, flushed to disk, and the
+/// directory is swapped into place only when all are written. On an error
+/// the results directory is as it was. `host_names` (an explicit
+/// topology's, hosts first) add `src_name`/`dst_name` to `flows.parquet`.
 pub fn write_run(
-    dir: &Path,
+    out: &OutDirLock,
     run: &RunOutput,
     summary: &Summary,
     resolved_config_toml: &str,
     meta: &RunMeta,
+    host_names: Option<&[String]>,
 ) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| io(format!("{}: {e}", dir.display())))?;
     let kv = [
         ("pktsim_version", meta.pktsim_version.clone()),
         ("config_hash", meta.config_hash.clone()),
         ("seed", meta.seed.to_string()),
         ("protocol", run.protocol.clone()),
     ];
-    let flows = parquet_bytes(&flows_batch(&run.flows, &run.protocol)?, &kv)?;
-    write_atomic(&dir.join("flows.parquet"), &flows)?;
+    let staging = out.staging()?;
+    let flows = parquet_bytes(&flows_batch(&run.flows, &run.protocol, host_names)?, &kv)?;
+    staging.write("flows.parquet", &flows)?;
+    drop(flows);
     if !run.queue_samples.is_empty() {
         let q = parquet_bytes(&queues_batch(&run.queue_samples)?, &kv)?;
-        write_atomic(&dir.join("queues.parquet"), &q)?;
+        staging.write("queues.parquet", &q)?;
     }
     #[derive(Serialize)]
     struct Doc<'a> {
@@ -219,9 +257,9 @@ pub fn write_run(
         summary: &'a Summary,
     }
     let json = serde_json::to_vec_pretty(&Doc { meta, summary }).map_err(io)?;
-    write_atomic(&dir.join("summary.json"), &json)?;
-    write_atomic(&dir.join("config.toml"), resolved_config_toml.as_bytes())?;
-    Ok(())
+    staging.write("summary.json", &json)?;
+    staging.write("config.toml", resolved_config_toml.as_bytes())?;
+    staging.commit()
 }
 
 /// Write one row per flow with its measured FCT beside its SRPT and
@@ -276,8 +314,9 @@ pub fn write_reference(
 }
 
 /// The files a run writes into its directory, and those `pktsim report`
-/// makes from them: an earlier run's copies are removed before a rerun, so
-/// that none of them can pass for the new run's.
+/// makes from them: a rerun does not carry the earlier run's copies into
+/// its directory (nor the report's `plots/*.png`, `.svg`, `.pdf`), so that
+/// none of them can pass for the new run's.
 pub const RUN_FILES: &[&str] = &[
     "flows.parquet",
     "queues.parquet",
@@ -325,31 +364,6 @@ pub fn check_out_dir(dir: &Path) -> Result<()> {
     std::fs::write(&probe, b"")
         .and_then(|()| std::fs::remove_file(&probe))
         .map_err(|e| out_dir_err(dir, format!("cannot write in {}: {e}", existing.display())))
-}
-
-/// Make `dir` and remove what an earlier run left there ([`RUN_FILES`] and
-/// the report's `plots/*.png`). Other files are left alone.
-pub fn prepare_out_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| out_dir_err(dir, e.to_string()))?;
-    for f in RUN_FILES {
-        let p = dir.join(f);
-        if p.is_file() {
-            std::fs::remove_file(&p).map_err(|e| out_dir_err(dir, format!("{f}: {e}")))?;
-        }
-    }
-    let plots = dir.join("plots");
-    if let Ok(entries) = std::fs::read_dir(&plots) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "png") {
-                std::fs::remove_file(&p)
-                    .map_err(|e| out_dir_err(dir, format!("{}: {e}", p.display())))?;
-            }
-        }
-        // Only when nothing else is in it.
-        let _ = std::fs::remove_dir(&plots);
-    }
-    Ok(())
 }
 
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
@@ -425,10 +439,141 @@ mod tests {
         }
     }
 
-    fn write(dir: &Path, r: &RunOutput) -> Vec<u8> {
+    fn try_write(dir: &Path, r: &RunOutput, names: Option<&[String]>) -> Result<()> {
         let s = Summary::from_run(r, crate::metrics::summary::DEFAULT_BUCKETS);
-        write_run(dir, r, &s, "seed = 9\n", &meta()).unwrap();
+        let lock = OutDirLock::acquire(dir)?;
+        write_run(&lock, r, &s, "seed = 9\n", &meta(), names)
+    }
+
+    fn write(dir: &Path, r: &RunOutput) -> Vec<u8> {
+        try_write(dir, r, None).unwrap();
         std::fs::read(dir.join("flows.parquet")).unwrap()
+    }
+
+    /// Everything under `dir`, as sorted relative paths with their bytes.
+    fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                    out.push((rel, std::fs::read(e.path()).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Names in `dir`'s parent that start with `.<name>.pktsim`: locks and
+    /// staging directories.
+    fn debris(dir: &Path) -> Vec<String> {
+        let name = format!(".{}.pktsim", dir.file_name().unwrap().to_string_lossy());
+        std::fs::read_dir(dir.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&name))
+            .collect()
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_previous_run_and_nothing_else() {
+        let tmp = tempdir("fail");
+        let d = tmp.join("run");
+        write(&d, &run(Some(10)));
+        std::fs::write(d.join("notes.txt"), "mine").unwrap();
+        let before = snapshot(&d);
+        // Each file in turn fails as on a full disk: flows.parquet first,
+        // then the later ones after the earlier were written.
+        for f in ["flows.parquet", "summary.json", "config.toml"] {
+            dir::FAIL_WRITE.with(|x| *x.borrow_mut() = Some(f.to_string()));
+            let e = try_write(&d, &run(Some(99)), None).unwrap_err().to_string();
+            dir::FAIL_WRITE.with(|x| *x.borrow_mut() = None);
+            assert!(e.contains(f) && e.contains("No space left"), "{e}");
+            assert!(snapshot(&d) == before, "{f}: the previous run changed");
+            assert!(debris(&d).is_empty(), "{f}: left {:?}", debris(&d));
+        }
+        // And a first run that fails leaves no directory at all, not even
+        // the folders made to hold it.
+        let fresh = tmp.join("deeper/fresh");
+        dir::FAIL_WRITE.with(|x| *x.borrow_mut() = Some("summary.json".into()));
+        assert!(try_write(&fresh, &run(Some(10)), None).is_err());
+        dir::FAIL_WRITE.with(|x| *x.borrow_mut() = None);
+        assert!(!tmp.join("deeper").exists());
+        std::fs::remove_dir_all(&tmp).ok();
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
+        let tmp = tempdir("lock");
+        let d = tmp.join("run");
+        let first = OutDirLock::acquire(&d).unwrap();
+        let e = OutDirLock::acquire(&d).unwrap_err().to_string();
+        assert!(e.contains("another pktsim run is writing into it"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        // Another path to the same folder is the same lock.
+        std::fs::create_dir_all(tmp.join("x")).unwrap();
+        let e = OutDirLock::acquire(&tmp.join("x/../run")).unwrap_err();
+        assert!(e.to_string().contains("another"), "{e}");
+        drop(first);
+        assert!(debris(&d).is_empty(), "{:?}", debris(&d));
+        let again = OutDirLock::acquire(&d).unwrap();
+        // A killed run's staging directory is removed by the next lock.
+        let stale = tmp.join(".run.pktsim-tmp-1-0");
+        drop(again);
+        std::fs::create_dir_all(&stale).unwrap();
+        std::fs::write(stale.join("flows.parquet"), "half").unwrap();
+        drop(OutDirLock::acquire(&d).unwrap());
+        assert!(!stale.exists());
+        std::fs::remove_dir_all(&tmp).ok();
+    }
+
+    #[test]
+    fn explicit_host_names_sit_beside_the_indices() {
+        let names = vec!["alice".to_string(), "bob".to_string()];
+        let r = run(Some(10));
+        let b = flows_batch(&r.flows, "tcp", Some(&names)).unwrap();
+        let cols: Vec<&str> = b
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(cols[..5], ["flow_id", "src", "dst", "src_name", "dst_name"]);
+        let name = |c: &str, i: usize| {
+            let d = b.column_by_name(c).unwrap().as_dictionary::<Int32Type>();
+            let v = d.values().as_string::<i32>();
+            v.value(d.keys().value(i) as usize).to_string()
+        };
+        assert_eq!(
+            (name("src_name", 0), name("dst_name", 0)),
+            ("alice".into(), "bob".into())
+        );
+        assert_eq!(
+            (name("src_name", 1), name("dst_name", 1)),
+            ("bob".into(), "alice".into())
+        );
+        // Without names, the table is the one it always was, and the
+        // columns after the names are the same bytes.
+        let plain = flows_batch(&r.flows, "tcp", None).unwrap();
+        assert_eq!(plain.num_columns() + 2, b.num_columns());
+        assert!(plain.schema_ref().column_with_name("src_name").is_none());
+        for f in plain.schema_ref().fields() {
+            assert_eq!(plain.column_by_name(f.name()), b.column_by_name(f.name()));
+        }
+        // A flow whose endpoint has no name is an error, not a panic.
+        assert!(flows_batch(&r.flows, "tcp", Some(&names[..1])).is_err());
+    }
+
+    fn tempdir(what: &str) -> std::path::PathBuf {
+        let t = std::env::temp_dir().join(format!("pktsim-{what}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&t);
+        std::fs::create_dir_all(&t).unwrap();
+        t
     }
 
     #[test]
@@ -483,18 +628,27 @@ mod tests {
         // A rerun's directory loses the old run's files, keeps others.
         let d = tmp.join("run");
         std::fs::create_dir_all(d.join("plots")).unwrap();
+        std::fs::create_dir_all(d.join("mine/deep")).unwrap();
         for f in [
             "queues.parquet",
             "summary.json",
+            "report.html",
             "notes.txt",
             "plots/old.png",
+            "plots/old.svg",
+            "plots/keep.txt",
+            "mine/deep/data.csv",
         ] {
             std::fs::write(d.join(f), "old").unwrap();
         }
-        prepare_out_dir(&d).unwrap();
-        assert!(!d.join("queues.parquet").exists() && !d.join("summary.json").exists());
-        assert!(!d.join("plots").exists());
-        assert!(d.join("notes.txt").exists());
+        write(&d, &run(Some(10)));
+        assert!(!d.join("queues.parquet").exists() && !d.join("report.html").exists());
+        assert!(std::fs::read(d.join("summary.json")).unwrap() != b"old");
+        assert!(!d.join("plots/old.png").exists() && !d.join("plots/old.svg").exists());
+        for f in ["notes.txt", "plots/keep.txt", "mine/deep/data.csv"] {
+            assert_eq!(std::fs::read(d.join(f)).unwrap(), b"old", "{f}");
+        }
+        assert!(debris(&d).is_empty(), "{:?}", debris(&d));
         std::fs::remove_dir_all(&tmp).ok();
     }
 }

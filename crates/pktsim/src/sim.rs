@@ -44,6 +44,10 @@ pub struct RunLimits {
     pub queue_sample_interval: Option<Duration>,
     /// Sample host NIC queues too.
     pub sample_host_queues: bool,
+    /// Set by another thread to end the run early ([`StopReason::Cancelled`]),
+    /// e.g. on Ctrl-C in Python; read beside the progress report, every
+    /// 65,536 events, so it costs nothing per event.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Why a run stopped.
@@ -59,6 +63,8 @@ pub enum StopReason {
     Paused,
     /// Flows are unfinished but nothing is pending: the transport gave up.
     Stalled,
+    /// [`RunLimits::cancel`] was set: the caller stopped the run.
+    Cancelled,
 }
 
 impl StopReason {
@@ -70,6 +76,7 @@ impl StopReason {
             StopReason::EventLimit => "event_limit",
             StopReason::Paused => "paused",
             StopReason::Stalled => "stalled",
+            StopReason::Cancelled => "cancelled",
         }
     }
 }
@@ -198,6 +205,9 @@ impl<T: Transport> Simulation<T> {
         let event_limit = self.limits.event_limit.unwrap_or(u64::MAX);
         let n_flows = self.flows.len();
         let reason = loop {
+            if self.cancel_requested() {
+                break StopReason::Cancelled;
+            }
             if self.finished == n_flows && self.next_flow == n_flows {
                 break StopReason::AllFlowsDone;
             }
@@ -253,7 +263,9 @@ impl<T: Transport> Simulation<T> {
                 if all_started && self.finished == n_flows {
                     break;
                 }
-                if self.n_events >= event_limit {
+                if self.n_events >= event_limit
+                    || (self.n_events & 0xFFFF == 0 && self.cancel_requested())
+                {
                     break;
                 }
                 match self.events.peek_time() {
@@ -265,6 +277,15 @@ impl<T: Transport> Simulation<T> {
         self.wall += started.elapsed();
         self.net.touch_all(self.events.now());
         reason
+    }
+
+    /// Whether the caller asked the run to stop ([`RunLimits::cancel`]).
+    fn cancel_requested(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.limits
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
     /// Call the progress callback once every 65,536 events.

@@ -96,7 +96,7 @@ fn append(b: &RecordBatch, path: &Path, out: &mut Vec<FlowResult>) -> Result<()>
 mod tests {
     use super::*;
     use crate::metrics::{Counters, RunOutput};
-    use crate::output::{write_run, RunMeta};
+    use crate::output::{write_run, OutDirLock, RunMeta};
 
     #[test]
     fn flows_written_are_read_back_unchanged() {
@@ -154,7 +154,9 @@ mod tests {
             command_line: None,
             git_commit: None,
         };
-        write_run(&dir, &run, &s, "seed = 1\n", &meta).unwrap();
+        let lock = OutDirLock::acquire(&dir).unwrap();
+        write_run(&lock, &run, &s, "seed = 1\n", &meta, None).unwrap();
+        drop(lock);
         let back = read_flows(&dir.join("flows.parquet")).unwrap();
         assert_eq!(back, flows);
         assert!(read_flows(&dir.join("summary.json")).is_err());

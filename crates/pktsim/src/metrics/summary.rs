@@ -254,6 +254,26 @@ fn label(bytes: u64) -> String {
     }
 }
 
+/// The size buckets that `upper_edges` make, in order: each one's lower
+/// edge (sizes above it), upper edge (sizes up to it; `None` for the last,
+/// unbounded one) and label (`"100KB-1MB"`, `"10MB+"`). The one definition
+/// of buckets: `summary.json`'s and the Python report's.
+pub fn size_buckets(upper_edges: &[u64]) -> Vec<(u64, Option<u64>, String)> {
+    let mut out = Vec::with_capacity(upper_edges.len() + 1);
+    let mut lo = 0;
+    for &b in upper_edges {
+        out.push((lo, Some(b), format!("{}-{}", label(lo), label(b))));
+        lo = b;
+    }
+    out.push((lo, None, format!("{}+", label(lo))));
+    out
+}
+
+/// Whether a flow of `size` bytes falls in the bucket (`lo`, `hi`].
+pub fn in_bucket(size: u64, lo: u64, hi: Option<u64>) -> bool {
+    size > lo && hi.is_none_or(|h| size <= h)
+}
+
 fn kinds(v: [u64; 2]) -> BTreeMap<String, u64> {
     BTreeMap::from([("data".to_string(), v[0]), ("control".to_string(), v[1])])
 }
@@ -266,24 +286,13 @@ impl Summary {
     /// Summarise a run; `buckets` are the upper edges of the size buckets.
     pub fn from_run(run: &RunOutput, buckets: &[u64]) -> Summary {
         let done: Vec<&FlowResult> = run.flows.iter().filter(|f| f.finish.is_some()).collect();
-        let mut edges: Vec<(u64, Option<u64>)> = Vec::new();
-        let mut lo = 0;
-        for &b in buckets {
-            edges.push((lo, Some(b)));
-            lo = b;
-        }
-        edges.push((lo, None));
-        let bucket_stats = edges
-            .iter()
-            .map(|&(lo, hi)| {
-                let inside =
-                    |f: &&FlowResult| f.size_bytes > lo && hi.is_none_or(|h| f.size_bytes <= h);
+        let bucket_stats = size_buckets(buckets)
+            .into_iter()
+            .map(|(lo, hi, label)| {
+                let inside = |f: &&FlowResult| in_bucket(f.size_bytes, lo, hi);
                 let fin: Vec<&FlowResult> = done.iter().copied().filter(inside).collect();
                 Bucket {
-                    label: match hi {
-                        Some(h) => format!("{}-{}", label(lo), label(h)),
-                        None => format!("{}+", label(lo)),
-                    },
+                    label,
                     above_bytes: lo,
                     up_to_bytes: hi,
                     flows: run.flows.iter().filter(inside).count(),
