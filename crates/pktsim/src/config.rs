@@ -234,7 +234,17 @@ pub struct RunConfig {
     /// Stop after this many events.
     #[serde(default)]
     pub event_limit: Option<u64>,
+    /// Stop (`no_progress`) when, with flows unfinished, no flow has
+    /// started or received a new byte for this long, simulated: a run in
+    /// which nothing can progress ends instead of running the clock out.
+    /// Default [`DEFAULT_NO_PROGRESS_LIMIT`].
+    #[serde(default)]
+    pub no_progress_limit: Option<String>,
 }
+
+/// The default of `[run] no_progress_limit`: far beyond any retransmission
+/// timeout a config may set (60 s is the largest the shipped ones use).
+pub const DEFAULT_NO_PROGRESS_LIMIT: Duration = Duration::from_ms(1_000_000);
 
 /// The `[output]` section.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, Default)]
@@ -565,6 +575,16 @@ impl Config {
             }
             None => None,
         };
+        let no_progress_limit = match &self.run.no_progress_limit {
+            Some(s) => {
+                let d = parse_duration(s).map_err(|m| Error::config("run.no_progress_limit", m))?;
+                if d == Duration::ZERO {
+                    return Err(Error::config("run.no_progress_limit", "must be positive"));
+                }
+                d
+            }
+            None => DEFAULT_NO_PROGRESS_LIMIT,
+        };
         if self.run.event_limit == Some(0) {
             return Err(Error::config(
                 "run.event_limit",
@@ -656,6 +676,7 @@ impl Config {
                 event_limit: self.run.event_limit,
                 queue_sample_interval: sample,
                 sample_host_queues: self.output.sample_host_queues,
+                no_progress_limit: Some(no_progress_limit),
                 cancel: None,
             },
         })

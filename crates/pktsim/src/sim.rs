@@ -18,7 +18,9 @@ use crate::time::{Duration, Time};
 use crate::workload::{FlowSpec, Workload};
 
 pub use crate::event::Event;
-pub use crate::transport::contract::{Ctx, FlowProgress, PacketFormat, Setup, Transport};
+pub use crate::transport::contract::{
+    Completion, Ctx, FlowProgress, PacketFormat, Setup, Transport,
+};
 
 /// Progress report for long runs (progress bars).
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +46,9 @@ pub struct RunLimits {
     pub queue_sample_interval: Option<Duration>,
     /// Sample host NIC queues too.
     pub sample_host_queues: bool,
+    /// Stop ([`StopReason::NoProgress`]) when, with flows unfinished, no
+    /// flow has started or received a new byte for this long.
+    pub no_progress_limit: Option<Duration>,
     /// Set by another thread to end the run early ([`StopReason::Cancelled`]),
     /// e.g. on Ctrl-C in Python; read beside the progress report, every
     /// 65,536 events, so it costs nothing per event.
@@ -65,6 +70,12 @@ pub enum StopReason {
     Stalled,
     /// [`RunLimits::cancel`] was set: the caller stopped the run.
     Cancelled,
+    /// No flow started or received a new byte for
+    /// [`RunLimits::no_progress_limit`] while flows were unfinished.
+    NoProgress,
+    /// The next event lies beyond the clock's range
+    /// ([`crate::time::MAX_DURATION`], 106 days).
+    ClockRange,
 }
 
 impl StopReason {
@@ -77,6 +88,8 @@ impl StopReason {
             StopReason::Paused => "paused",
             StopReason::Stalled => "stalled",
             StopReason::Cancelled => "cancelled",
+            StopReason::NoProgress => "no_progress",
+            StopReason::ClockRange => "clock_range",
         }
     }
 }
@@ -92,7 +105,7 @@ pub struct Simulation<T: Transport> {
     tags: Vec<String>,
     progress: Vec<FlowProgress>,
     next_flow: usize,
-    finished: usize,
+    completion: Completion,
     n_events: u64,
     format: PacketFormat,
     limits: RunLimits,
@@ -101,6 +114,9 @@ pub struct Simulation<T: Transport> {
     wall: std::time::Duration,
     set_up: bool,
 }
+
+/// The end of the clock's range: events are never run past it.
+const CLOCK_END: Time = Time(crate::time::MAX_DURATION.ps());
 
 impl<T: Transport> Simulation<T> {
     /// A sample belongs to no component; it is the last phase of an instant.
@@ -144,7 +160,7 @@ impl<T: Transport> Simulation<T> {
             tags: workload.tags,
             progress: vec![FlowProgress::default(); n],
             next_flow: 0,
-            finished: 0,
+            completion: Completion::default(),
             n_events: 0,
             format,
             limits,
@@ -208,7 +224,7 @@ impl<T: Transport> Simulation<T> {
             if self.cancel_requested() {
                 break StopReason::Cancelled;
             }
-            if self.finished == n_flows && self.next_flow == n_flows {
+            if self.completion.finished == n_flows && self.next_flow == n_flows {
                 break StopReason::AllFlowsDone;
             }
             let next_ev = self.events.peek_time().unwrap_or(Time::MAX);
@@ -224,6 +240,18 @@ impl<T: Transport> Simulation<T> {
             if t > time_limit {
                 self.events.advance_to(time_limit.max(self.events.now()));
                 break StopReason::TimeLimit;
+            }
+            if t > CLOCK_END {
+                // The clock's range (106 days) is enforced here as well as
+                // on the config's times: nothing runs where time saturates.
+                break StopReason::ClockRange;
+            }
+            if self.next_flow == self.completion.finished {
+                // Nothing that started is unfinished: idle time is not a
+                // lack of progress.
+                self.completion.last_progress = self.events.now();
+            } else if t > self.progress_deadline() {
+                break StopReason::NoProgress;
             }
             if t > pause {
                 self.events.advance_to(pause.max(self.events.now()));
@@ -242,6 +270,7 @@ impl<T: Transport> Simulation<T> {
                 );
                 self.next_flow += 1;
                 self.events.advance_to(next_start);
+                self.completion.last_progress = next_start;
                 self.with_ctx(next_start, src, |t, ctx| t.start_flow(ctx, f));
                 continue;
             }
@@ -251,7 +280,8 @@ impl<T: Transport> Simulation<T> {
             // matters only once every flow has started.
             let horizon = Time(next_start.0.saturating_sub(1))
                 .min(time_limit)
-                .min(pause);
+                .min(pause)
+                .min(CLOCK_END);
             let all_started = self.next_flow == n_flows;
             loop {
                 let Some((now, tie, ev)) = self.events.pop() else {
@@ -260,7 +290,7 @@ impl<T: Transport> Simulation<T> {
                 self.n_events += 1;
                 self.report_every_64k(now, report.as_mut());
                 self.run_event(now, tie, ev);
-                if all_started && self.finished == n_flows {
+                if all_started && self.completion.finished == n_flows {
                     break;
                 }
                 if self.n_events >= event_limit
@@ -268,8 +298,10 @@ impl<T: Transport> Simulation<T> {
                 {
                     break;
                 }
+                // The progress deadline moves as flows progress; past it,
+                // the checks above decide.
                 match self.events.peek_time() {
-                    Some(t) if t <= horizon => {}
+                    Some(t) if t <= horizon && t <= self.progress_deadline() => {}
                     _ => break,
                 }
             }
@@ -277,6 +309,16 @@ impl<T: Transport> Simulation<T> {
         self.wall += started.elapsed();
         self.net.touch_all(self.events.now());
         reason
+    }
+
+    /// The time after which the run has made no progress for
+    /// [`RunLimits::no_progress_limit`] (never without a limit).
+    #[inline(always)]
+    fn progress_deadline(&self) -> Time {
+        match self.limits.no_progress_limit {
+            Some(limit) => Time(self.completion.last_progress.0.saturating_add(limit.ps())),
+            None => Time::MAX,
+        }
     }
 
     /// Whether the caller asked the run to stop ([`RunLimits::cancel`]).
@@ -295,7 +337,7 @@ impl<T: Transport> Simulation<T> {
             if let Some(cb) = report {
                 cb(&Progress {
                     now,
-                    flows_done: self.finished,
+                    flows_done: self.completion.finished,
                     flows_total: self.flows.len(),
                     events: self.n_events,
                 });
@@ -353,7 +395,7 @@ impl<T: Transport> Simulation<T> {
             &mut self.events,
             &self.flows,
             &mut self.progress,
-            &mut self.finished,
+            &mut self.completion,
             self.format,
         );
         f(&mut self.transport, &mut ctx);

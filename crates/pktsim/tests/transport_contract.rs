@@ -1,5 +1,6 @@
 //! The transport contract: a setup hook whose errors reach the caller, and
-//! named random streams per transport.
+//! named random streams per transport; runs that cannot progress stop with
+//! a reason.
 
 use crate::common::prepare;
 use pktsim::packet::{FlowId, Packet};
@@ -89,4 +90,59 @@ fn each_transport_draws_from_its_own_named_stream() {
         draws("other", 1),
         "shared between protocols"
     );
+}
+
+/// A transport that never sends: each flow only re-arms a timer every
+/// `period`, so events go on while no byte ever moves.
+struct Idle {
+    period: pktsim::Duration,
+}
+
+impl Transport for Idle {
+    fn name(&self) -> &'static str {
+        "idle"
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+        ctx.set_timer(ctx.now() + self.period, f.0, 0);
+    }
+    fn on_packet(&mut self, _ctx: &mut Ctx, _pkt: Packet) {}
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, _kind: u8) {
+        ctx.set_timer(ctx.now() + self.period, id, 0);
+    }
+}
+
+/// A run in which no flow can progress stops with `no_progress` once the
+/// configured time has passed without a new byte, not when the clock runs
+/// out; the same run with no such limit stops at the end of the clock's
+/// range (106 days), never where time saturates.
+#[test]
+fn a_run_without_progress_stops_with_a_reason_before_the_clock_ends() {
+    let limited = STAR.replace(
+        "[transport]",
+        "[run]\nno_progress_limit = \"30s\"\n[transport]",
+    );
+    let e = prepare(&limited);
+    let idle = Idle {
+        period: pktsim::Duration::from_ms(7_000),
+    };
+    let sim = Simulation::new(e.net, idle, e.workload, e.format, e.limits, 1);
+    let out = run_to_end(sim, None).unwrap();
+    assert_eq!(out.stop_reason, "no_progress");
+    // The last timer that ran is the last one within 30 s of the start.
+    assert_eq!(out.sim_time.ps(), 28 * pktsim::time::PS_PER_SEC);
+
+    let mut e = prepare(STAR);
+    assert_eq!(
+        e.limits.no_progress_limit,
+        Some(pktsim::config::DEFAULT_NO_PROGRESS_LIMIT)
+    );
+    e.limits.no_progress_limit = None;
+    let idle = Idle {
+        period: pktsim::Duration::from_ms(20 * 86_400_000),
+    };
+    let sim = Simulation::new(e.net, idle, e.workload, e.format, e.limits, 1);
+    let out = run_to_end(sim, None).unwrap();
+    assert_eq!(out.stop_reason, "clock_range");
+    let day = 86_400 * pktsim::time::PS_PER_SEC;
+    assert_eq!(out.sim_time.ps(), 100 * day);
 }

@@ -69,6 +69,16 @@ pub struct FlowProgress {
     pub retransmits: u32,
 }
 
+/// How far a run's flows have come: kept by the run loop, updated through
+/// [`Ctx::set_received`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Completion {
+    /// Flows finished.
+    pub finished: usize,
+    /// When a flow last started or received a new in-order byte.
+    pub last_progress: Time,
+}
+
 /// Segment sizes and header overhead of every transport in a run.
 #[derive(Clone, Copy, Debug)]
 pub struct PacketFormat {
@@ -154,7 +164,7 @@ pub struct Ctx<'a> {
     events: &'a mut EventQueue<Event>,
     flows: &'a [FlowSpec],
     progress: &'a mut [FlowProgress],
-    finished: &'a mut usize,
+    completion: &'a mut Completion,
     format: PacketFormat,
 }
 
@@ -170,7 +180,7 @@ impl<'a> Ctx<'a> {
         events: &'a mut EventQueue<Event>,
         flows: &'a [FlowSpec],
         progress: &'a mut [FlowProgress],
-        finished: &'a mut usize,
+        completion: &'a mut Completion,
         format: PacketFormat,
     ) -> Self {
         Ctx {
@@ -180,7 +190,7 @@ impl<'a> Ctx<'a> {
             events,
             flows,
             progress,
-            finished,
+            completion,
             format,
         }
     }
@@ -230,10 +240,13 @@ impl Ctx<'_> {
     #[inline]
     pub fn set_received(&mut self, f: FlowId, bytes: u64) {
         let p = &mut self.progress[f.idx()];
+        if bytes > p.bytes_received {
+            self.completion.last_progress = self.now;
+        }
         p.bytes_received = bytes;
         if p.finish.is_none() && bytes >= self.flows[f.idx()].size {
             p.finish = Some(self.now);
-            *self.finished += 1;
+            self.completion.finished += 1;
         }
     }
     /// Whether the receiver of `f` has every byte.
