@@ -1,16 +1,11 @@
 //! The `pktsim` command end to end: bad inputs give one clear line and exit
 //! code 2; runs are reproducible byte for byte.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-fn pktsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pktsim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("pktsim runs")
-}
+mod common;
+use common::pktsim;
 
 /// A small valid config; `edit` rewrites parts of it for each bad case.
 const GOOD: &str = r#"

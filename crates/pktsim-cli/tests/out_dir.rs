@@ -8,36 +8,15 @@ use arrow_array::types::{Int32Type, UInt32Type};
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn pktsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pktsim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("pktsim runs")
+mod common;
+use common::{leaf_spine_dctcp, pktsim};
+
+/// The run these tests write: 100 web search flows.
+fn config() -> String {
+    leaf_spine_dctcp("websearch", 100)
 }
-
-const CONFIG: &str = r#"
-seed = 1
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "0.2us"
-[network]
-switch_queue = { kind = "ecn", k_packets = 20 }
-[transport]
-protocol = "dctcp"
-[[workload]]
-kind = "poisson"
-cdf = "websearch"
-load = 0.5
-flows = 100
-"#;
 
 /// Every file under `dir` with its bytes, sorted by path.
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -65,7 +44,7 @@ fn one_line_error(o: &Output) -> String {
 #[test]
 fn a_second_run_into_a_locked_directory_is_refused_and_changes_nothing() {
     let t = tempfile::tempdir().unwrap();
-    std::fs::write(t.path().join("exp.toml"), CONFIG).unwrap();
+    std::fs::write(t.path().join("exp.toml"), config()).unwrap();
     let first = pktsim(&["run", "exp.toml", "--quiet", "--out", "res"], t.path());
     assert!(
         first.status.success(),
@@ -164,7 +143,7 @@ fn explicit_host_names_reach_flows_parquet() {
             assert_eq!(n, hosts[ids.value(i) as usize], "row {i} of {name}");
         }
     }
-    std::fs::write(t.path().join("exp.toml"), CONFIG).unwrap();
+    std::fs::write(t.path().join("exp.toml"), config()).unwrap();
     let o = pktsim(&["run", "exp.toml", "--quiet", "--out", "plain"], t.path());
     assert!(o.status.success());
     let (cols, _) = read_parquet(&t.path().join("plain/flows.parquet"));

@@ -4,42 +4,21 @@
 //! `summary.json`. (The full table of wrong configs is the library's
 //! `tests/semantic_validation.rs`; here the command's side of it.)
 
-use std::path::Path;
 use std::process::{Command, Output};
 
-const GOOD: &str = r#"seed = 1
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "0.2us"
-[network]
-switch_queue = { kind = "ecn", k_packets = 20 }
-[transport]
-protocol = "dctcp"
-[[workload]]
-kind = "poisson"
-cdf = "websearch"
-load = 0.5
-flows = 20
-"#;
+mod common;
+use common::{leaf_spine_dctcp, pktsim};
 
-fn pktsim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pktsim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("pktsim runs")
+/// The valid config every case edits: 20 web search flows.
+fn good() -> String {
+    leaf_spine_dctcp("websearch", 20)
 }
 
-/// A folder holding `exp.toml` = GOOD with `edits`, and `extra` files.
+/// A folder holding `exp.toml` = [`good`] with `edits`, and `extra` files.
 fn case(edits: &[(&str, &str)], extra: &[(&str, &str)]) -> tempfile::TempDir {
-    let mut cfg = GOOD.to_string();
+    let mut cfg = good();
     for (from, to) in edits {
-        assert!(cfg.contains(from), "{from:?} not in GOOD");
+        assert!(cfg.contains(from), "{from:?} not in the good config");
         cfg = cfg.replacen(from, to, 1);
     }
     let dir = tempfile::tempdir().unwrap();
@@ -62,7 +41,7 @@ fn the_good_config_validates() {
     assert_eq!(stderr(&out), "");
 }
 
-/// What is wrong, the edits of `GOOD`, and what stderr must contain.
+/// What is wrong, the edits of [`good`], and what stderr must contain.
 type Wrong<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<&'a str>);
 
 #[test]
