@@ -216,6 +216,15 @@ impl<T: Transport> Simulation<T> {
         pause: Time,
         mut report: Option<&mut dyn FnMut(&Progress)>,
     ) -> StopReason {
+        if !self.set_up {
+            // A caller that built the simulation directly and did not call
+            // `setup` gets it here; its errors are for `setup` to return.
+            if let Err(e) = self.setup() {
+                panic!(
+                    "transport setup failed (call Simulation::setup to get this as an error): {e}"
+                );
+            }
+        }
         let started = std::time::Instant::now();
         let time_limit = self.limits.time_limit.unwrap_or(Time::MAX);
         let event_limit = self.limits.event_limit.unwrap_or(u64::MAX);

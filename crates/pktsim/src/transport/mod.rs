@@ -7,6 +7,7 @@ pub mod contract;
 pub mod credit;
 pub mod fastpass;
 pub mod host;
+pub mod per_host;
 pub mod pfabric;
 pub mod phost;
 pub mod ping_pong;

@@ -1,0 +1,193 @@
+//! Transport state per host (issue 33, step 1): a protocol written as
+//! [`HostProtocol`] keeps its run-wide settings and tables in one value that
+//! no call may change, and everything that changes in a value per host.
+//!
+//! Every call into a transport acts for one host ([`Ctx::host`]); here that
+//! host's state is the only state the call can write: the handler gets the
+//! protocol by shared reference and that host's state by mutable
+//! reference. A host's flows (the sender side of the flows it sends, the
+//! receiver side of those it receives), its timers' targets, its random
+//! streams and its event counts live in its state. That is what lets a
+//! partitioned run give each piece of the network the hosts it contains,
+//! and why the result cannot depend on how the network is cut.
+//!
+//! [`PerHost`] turns a [`HostProtocol`] into the run loop's [`Transport`];
+//! [`FlowSlots`] numbers each host's flows so that per-host tables are
+//! plain vectors.
+
+use crate::packet::{FlowId, NodeId, Packet};
+use crate::transport::contract::{Ctx, Setup, Transport};
+
+/// A host protocol whose state is kept per host (see the module docs).
+/// `&self` is the run-wide part: settings and tables built in
+/// [`HostProtocol::setup`], read-only once the run starts.
+pub trait HostProtocol {
+    /// The state of one host: its flows, timers, random streams, counts.
+    type Host;
+    /// Protocol name, as in configs and result tables.
+    fn name(&self) -> &'static str;
+    /// Called once before the run, before any host is made: check what the
+    /// protocol cannot run with, build run-wide tables. Default: nothing.
+    fn setup(&mut self, _env: &Setup) -> crate::Result<()> {
+        Ok(())
+    }
+    /// The state of `host` at the start of the run (after `setup`).
+    fn new_host(&self, env: &Setup, host: NodeId) -> Self::Host;
+    /// A flow starts now at its source host (`host` is its state).
+    fn start_flow(&self, host: &mut Self::Host, ctx: &mut Ctx, flow: FlowId);
+    /// A packet reached its destination host.
+    fn on_packet(&self, host: &mut Self::Host, ctx: &mut Ctx, pkt: Packet);
+    /// A timer this host set fired.
+    fn on_timer(&self, host: &mut Self::Host, ctx: &mut Ctx, id: u32, kind: u8);
+    /// Whether to call [`HostProtocol::on_nic_idle`] (default: no).
+    fn wants_nic_pull(&self) -> bool {
+        false
+    }
+    /// This host's NIC has nothing left to send.
+    fn on_nic_idle(&self, _host: &mut Self::Host, _ctx: &mut Ctx) {}
+    /// A switch refused one of this host's packets and sent a notice back
+    /// (see [`Transport::on_notice`]). Default: ignore it.
+    fn on_notice(&self, _host: &mut Self::Host, _ctx: &mut Ctx, _pkt: Packet) {}
+    /// Protocol event counts for `summary.json`, summed over `hosts` (given
+    /// in host order, so any merge is the same on every run). Default: none.
+    fn counters(&self, _hosts: &[Self::Host]) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// A [`HostProtocol`] with the state of every host: the run loop's
+/// [`Transport`]. Each call goes to the state of the host it acts for.
+pub struct PerHost<P: HostProtocol> {
+    protocol: P,
+    hosts: Vec<P::Host>,
+}
+
+impl<P: HostProtocol> PerHost<P> {
+    /// A transport running `protocol`; hosts are made at setup.
+    pub fn new(protocol: P) -> Self {
+        PerHost {
+            protocol,
+            hosts: Vec::new(),
+        }
+    }
+    /// The run-wide part.
+    pub fn protocol(&self) -> &P {
+        &self.protocol
+    }
+    /// The run-wide part, to change settings before the run starts.
+    pub fn protocol_mut(&mut self) -> &mut P {
+        &mut self.protocol
+    }
+    /// Every host's state, in host order (empty before setup).
+    pub fn hosts(&self) -> &[P::Host] {
+        &self.hosts
+    }
+    /// Every host's state, mutable (tests switch logs on through it).
+    pub fn hosts_mut(&mut self) -> &mut [P::Host] {
+        &mut self.hosts
+    }
+    /// The state of the host `ctx` acts for.
+    #[inline(always)]
+    fn split(&mut self, host: NodeId) -> (&P, &mut P::Host) {
+        (&self.protocol, &mut self.hosts[host.idx()])
+    }
+}
+
+impl<P: HostProtocol> Transport for PerHost<P> {
+    fn name(&self) -> &'static str {
+        self.protocol.name()
+    }
+    fn setup(&mut self, env: &Setup) -> crate::Result<()> {
+        self.protocol.setup(env)?;
+        let protocol = &self.protocol;
+        self.hosts = (0..env.n_hosts())
+            .map(|h| protocol.new_host(env, NodeId(h)))
+            .collect();
+        Ok(())
+    }
+    #[inline]
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        let (p, h) = self.split(ctx.host());
+        p.start_flow(h, ctx, flow);
+    }
+    #[inline]
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let (p, h) = self.split(ctx.host());
+        p.on_packet(h, ctx, pkt);
+    }
+    #[inline]
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        let (p, h) = self.split(ctx.host());
+        p.on_timer(h, ctx, id, kind);
+    }
+    fn wants_nic_pull(&self) -> bool {
+        self.protocol.wants_nic_pull()
+    }
+    #[inline]
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        debug_assert_eq!(host, ctx.host());
+        let (p, h) = self.split(host);
+        p.on_nic_idle(h, ctx);
+    }
+    #[inline]
+    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        let (p, h) = self.split(ctx.host());
+        p.on_notice(h, ctx, pkt);
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.protocol.counters(&self.hosts)
+    }
+}
+
+/// Where each flow's state sits in its hosts' tables: a flow is the
+/// `send(f)`-th flow its source sends and the `recv(f)`-th flow its
+/// destination receives, counting in flow-id order. A host's sender table
+/// has `n_send(host)` entries and its receiver table `n_recv(host)`; a
+/// host's flows in slot order are its flows in id order.
+#[derive(Clone, Debug, Default)]
+pub struct FlowSlots {
+    send: Vec<u32>,
+    recv: Vec<u32>,
+    n_send: Vec<u32>,
+    n_recv: Vec<u32>,
+}
+
+impl FlowSlots {
+    /// The slots of every flow of the run.
+    pub fn new(env: &Setup) -> Self {
+        let n_hosts = env.n_hosts() as usize;
+        let mut s = FlowSlots {
+            send: Vec::with_capacity(env.n_flows()),
+            recv: Vec::with_capacity(env.n_flows()),
+            n_send: vec![0; n_hosts],
+            n_recv: vec![0; n_hosts],
+        };
+        for i in 0..env.n_flows() {
+            let spec = env.flow(FlowId(i as u32));
+            let (src, dst) = (spec.src.idx(), spec.dst.idx());
+            s.send.push(s.n_send[src]);
+            s.n_send[src] += 1;
+            s.recv.push(s.n_recv[dst]);
+            s.n_recv[dst] += 1;
+        }
+        s
+    }
+    /// The flow's index in its source host's sender table.
+    #[inline(always)]
+    pub fn send(&self, f: FlowId) -> usize {
+        self.send[f.idx()] as usize
+    }
+    /// The flow's index in its destination host's receiver table.
+    #[inline(always)]
+    pub fn recv(&self, f: FlowId) -> usize {
+        self.recv[f.idx()] as usize
+    }
+    /// How many flows `host` sends.
+    pub fn n_send(&self, host: NodeId) -> usize {
+        self.n_send.get(host.idx()).map_or(0, |&n| n as usize)
+    }
+    /// How many flows `host` receives.
+    pub fn n_recv(&self, host: NodeId) -> usize {
+        self.n_recv.get(host.idx()).map_or(0, |&n| n as usize)
+    }
+}
