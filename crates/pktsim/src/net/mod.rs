@@ -14,6 +14,7 @@
 //! - [`switch`]: egress choice and the refusal hook (drop, notify, deflect,
 //!   trim), and the hop limit.
 //! - [`routing`], [`topology`]: equal-cost shortest paths; topology builders.
+//! - [`partition`]: cutting a topology into pieces for a partitioned run.
 //!
 //! A [`port::Port`] is an output queue plus the link it feeds. A link keeps
 //! its packets in flight in a FIFO and has at most one pending event (for the
@@ -35,6 +36,7 @@ pub mod eager_fifo;
 pub mod event;
 pub mod network;
 pub(crate) mod nic_idle;
+pub mod partition;
 pub mod port;
 pub mod queue;
 pub mod routing;
