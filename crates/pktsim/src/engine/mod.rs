@@ -4,6 +4,8 @@
 
 pub mod event_queue;
 pub mod rng;
+pub mod windows;
 
 pub use event_queue::{EventQueue, Tie};
 pub use rng::{Rng, RngStreams};
+pub use windows::{Piece, WindowEnd, Windows};

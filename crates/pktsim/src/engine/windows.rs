@@ -1,0 +1,518 @@
+//! Conservative windows over pieces (issue 33, step 2): the executor of a
+//! partitioned run, independent of what the pieces simulate.
+//!
+//! Each piece has its own events. A window starts at the earliest pending
+//! event of any piece and lasts the *lookahead*: no message one piece sends
+//! another takes effect earlier than that after it is sent (for a network,
+//! the smallest delay of a cut link). So within a window the pieces cannot
+//! affect each other, and each runs its events up to the window's end on
+//! its own, on whichever thread takes it. At the window's end the messages
+//! they sent each other are handed over, in a fixed order: by sending
+//! piece, then in the order each piece sent them.
+//!
+//! Nothing here depends on the number of threads or on which thread ran a
+//! piece: windows are set by event times and the lookahead, each piece's
+//! run depends on its own state and the messages it received, and messages
+//! arrive in piece order. Threads only change how long a window takes.
+//!
+//! Pieces are handed to threads heaviest first (by the events each ran in
+//! its last window, ties by piece number), so that a window is not held up
+//! by a heavy piece started last (longest-processing-time scheduling, as in
+//! Unison's kernel).
+
+use crate::time::{Duration, Time};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock};
+
+/// One piece of a partitioned simulation.
+pub trait Piece: Send {
+    /// What pieces send each other (for a network: packets crossing a cut).
+    type Message: Send;
+    /// The time of this piece's earliest pending event.
+    fn next_time(&mut self) -> Option<Time>;
+    /// Run every pending event before `end` (events that these create
+    /// before `end` too). A message for piece `p` goes to `out` as
+    /// `(p, message)`; it must not take effect before `end`. Returns the
+    /// number of events run.
+    fn run_until(&mut self, end: Time, out: &mut Vec<(u32, Self::Message)>) -> u64;
+    /// Take a message another piece sent in the window that just ended.
+    fn receive(&mut self, msg: Self::Message);
+}
+
+/// What the caller sees between windows, to decide whether to go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowEnd {
+    /// Windows run so far.
+    pub windows: u64,
+    /// Events run so far, over all pieces.
+    pub events: u64,
+    /// The start of the next window: the earliest pending event of any
+    /// piece (`None`: nothing is pending).
+    pub next: Option<Time>,
+}
+
+/// A piece with what the executor keeps beside it.
+struct Slot<P: Piece> {
+    piece: P,
+    out: Vec<(u32, P::Message)>,
+    /// Events run in the piece's last window: its weight in the next.
+    weight: u64,
+    /// Events run in this window, not yet counted.
+    ran: u64,
+}
+
+/// Pieces and the windows that run them.
+pub struct Windows<P: Piece> {
+    slots: Vec<Mutex<Slot<P>>>,
+    /// Each piece's earliest pending event in picoseconds (`u64::MAX`:
+    /// none), brought up to date after every window.
+    next: Vec<AtomicU64>,
+    lookahead: Duration,
+    threads: usize,
+    windows: u64,
+    events: u64,
+}
+
+impl<P: Piece> Windows<P> {
+    /// Run `pieces` in windows of `lookahead` (at least 1 ps) on `threads`
+    /// threads (at least 1).
+    pub fn new(pieces: Vec<P>, lookahead: Duration, threads: usize) -> Self {
+        let mut next = Vec::with_capacity(pieces.len());
+        let slots = pieces
+            .into_iter()
+            .map(|mut piece| {
+                next.push(AtomicU64::new(piece.next_time().unwrap_or(Time::MAX).0));
+                Mutex::new(Slot {
+                    piece,
+                    out: Vec::new(),
+                    weight: 0,
+                    ran: 0,
+                })
+            })
+            .collect();
+        Windows {
+            slots,
+            next,
+            lookahead: Duration::from_ps(lookahead.ps().max(1)),
+            threads: threads.max(1),
+            windows: 0,
+            events: 0,
+        }
+    }
+
+    /// Run windows until `go_on` says stop (it sees where the run is before
+    /// each window) or nothing is pending before `limit`. No window runs an
+    /// event at or after `limit`.
+    pub fn run(&mut self, limit: Time, mut go_on: impl FnMut(&WindowEnd) -> bool) -> WindowEnd {
+        let threads = self.threads.min(self.slots.len()).max(1);
+        let shared = Shared::new(threads);
+        let (mut windows, mut events) = (self.windows, self.events);
+        let this = &*self;
+        let report = std::thread::scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(|| {
+                    while shared.start.wait() {
+                        this.work(&shared);
+                        shared.end.wait();
+                    }
+                });
+            }
+            let report = loop {
+                let report = this.report(windows, events);
+                let start = match report.next {
+                    Some(t) if t < limit && go_on(&report) => t,
+                    _ => break report,
+                };
+                let end = Time(start.0.saturating_add(this.lookahead.ps())).min(limit);
+                this.plan(&shared, end);
+                if threads > 1 {
+                    shared.start.release(true);
+                }
+                this.work(&shared);
+                if threads > 1 {
+                    shared.end.wait();
+                }
+                if let Some(panic) = shared.take_panic() {
+                    // A piece panicked: let the other threads go, then
+                    // carry the panic on as if the piece ran here.
+                    if threads > 1 {
+                        shared.start.release(false);
+                    }
+                    std::panic::resume_unwind(panic);
+                }
+                events += this.deliver();
+                windows += 1;
+            };
+            if threads > 1 {
+                shared.start.release(false);
+            }
+            report
+        });
+        (self.windows, self.events) = (windows, events);
+        report
+    }
+
+    /// Where the run is now.
+    fn report(&self, windows: u64, events: u64) -> WindowEnd {
+        let earliest = self
+            .next
+            .iter()
+            .map(|t| t.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(u64::MAX);
+        WindowEnd {
+            windows,
+            events,
+            next: (earliest != u64::MAX).then_some(Time(earliest)),
+        }
+    }
+
+    /// The pieces, in piece order (after a run, to collect their results).
+    pub fn into_pieces(self) -> Vec<P> {
+        self.slots
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()).piece)
+            .collect()
+    }
+
+    /// A piece, between runs.
+    pub fn piece_mut(&mut self, p: u32) -> &mut P {
+        &mut self.slots[p as usize]
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .piece
+    }
+
+    /// Choose the pieces with events before `end`, heaviest first.
+    fn plan(&self, shared: &Shared, end: Time) {
+        let mut order = shared.order.write().unwrap_or_else(|e| e.into_inner());
+        order.clear();
+        for (i, t) in self.next.iter().enumerate() {
+            if t.load(Ordering::Relaxed) < end.0 {
+                order.push((lock(&self.slots[i]).weight, i as u32));
+            }
+        }
+        order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        shared.end_time.store(end.0, Ordering::Relaxed);
+        shared.taken.store(0, Ordering::Relaxed);
+    }
+
+    /// Take pieces of this window until none is left (every thread).
+    fn work(&self, shared: &Shared) {
+        let end = Time(shared.end_time.load(Ordering::Relaxed));
+        let order = shared.order.read().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let k = shared.taken.fetch_add(1, Ordering::Relaxed);
+            let Some(&(_, i)) = order.get(k) else { break };
+            let mut slot = lock(&self.slots[i as usize]);
+            let slot = &mut *slot;
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                slot.piece.run_until(end, &mut slot.out)
+            }));
+            match run {
+                Ok(n) => (slot.weight, slot.ran) = (n, n),
+                Err(panic) => {
+                    // Keep the threads in step; the coordinator re-raises it.
+                    let mut first = shared.panic.lock().unwrap_or_else(|e| e.into_inner());
+                    first.get_or_insert(panic);
+                }
+            }
+        }
+    }
+
+    /// Hand the window's messages over, by sending piece then in the order
+    /// sent, and bring every piece's next event time up to date. Returns
+    /// the window's events.
+    fn deliver(&self) -> u64 {
+        let mut events = 0;
+        let mut moved = Vec::new();
+        for from in &self.slots {
+            {
+                let mut slot = lock(from);
+                events += std::mem::take(&mut slot.ran);
+                std::mem::swap(&mut moved, &mut slot.out);
+            }
+            for (to, msg) in moved.drain(..) {
+                lock(&self.slots[to as usize]).piece.receive(msg);
+            }
+        }
+        for (i, s) in self.slots.iter().enumerate() {
+            let t = lock(s).piece.next_time().unwrap_or(Time::MAX);
+            self.next[i].store(t.0, Ordering::Relaxed);
+        }
+        events
+    }
+}
+
+/// Lock a slot. Only one thread ever wants a slot at a time (a piece is
+/// taken once per window, and the coordinator touches slots only between
+/// windows), so this never waits; a panic in a piece poisons nothing here.
+fn lock<P: Piece>(m: &Mutex<Slot<P>>) -> std::sync::MutexGuard<'_, Slot<P>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What the threads share during a run.
+struct Shared {
+    /// This window's pieces, heaviest first, as (weight, piece).
+    order: RwLock<Vec<(u64, u32)>>,
+    taken: AtomicUsize,
+    end_time: AtomicU64,
+    start: Gate,
+    end: Gate,
+    /// The first panic of a piece in this window.
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+}
+
+impl Shared {
+    fn new(threads: usize) -> Self {
+        Shared {
+            order: RwLock::new(Vec::new()),
+            taken: AtomicUsize::new(0),
+            end_time: AtomicU64::new(0),
+            start: Gate::new(threads),
+            end: Gate::new(threads),
+            panic: Mutex::new(None),
+        }
+    }
+
+    fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        self.panic.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// A reusable barrier that spins briefly, then yields: windows are short,
+/// and a sleeping thread takes longer to wake than most windows take.
+struct Gate {
+    parties: usize,
+    arrived: AtomicUsize,
+    generation: AtomicU64,
+    go_on: AtomicBool,
+}
+
+impl Gate {
+    fn new(parties: usize) -> Self {
+        Gate {
+            parties,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            go_on: AtomicBool::new(true),
+        }
+    }
+
+    /// Wait until every party has arrived; returns the value the last
+    /// `release` gave (whether to go on).
+    fn wait(&self) -> bool {
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            while self.generation.load(Ordering::Acquire) == gen {
+                if spins < 200 {
+                    std::hint::spin_loop();
+                    spins += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        self.go_on.load(Ordering::Acquire)
+    }
+
+    /// Arrive as the coordinating party, telling the others whether to go on.
+    fn release(&self, go_on: bool) {
+        self.go_on.store(go_on, Ordering::Release);
+        self.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{EventQueue, Tie};
+
+    /// A toy model: tokens walk a ring of pieces. Handling a token mixes it
+    /// into its piece's state, and the state decides where the token goes
+    /// next: back to its piece, at any delay (zero included), or to the next
+    /// piece, no sooner than the lookahead. Any change in the order a piece
+    /// handles its tokens changes every later decision, so equal logs mean
+    /// equal orders.
+    const LOOKAHEAD: u64 = 1_000;
+
+    fn mix(mut x: u64) -> u64 {
+        x ^= x >> 31;
+        x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x ^ (x >> 29)
+    }
+
+    /// What handling one token does; the same function for the serial and
+    /// the partitioned runs. Returns (piece, time) of the token's next stop.
+    fn step(state: &mut u64, n: u32, piece: u32, now: Time, token: u32) -> Option<(u32, Time)> {
+        *state = mix(*state ^ (token as u64) << 20 ^ now.0);
+        if now.0 > 60_000 {
+            return None;
+        }
+        let h = *state;
+        if h % 3 == 0 {
+            Some(((piece + 1) % n, Time(now.0 + LOOKAHEAD + h % 700)))
+        } else {
+            Some((piece, Time(now.0 + (h >> 8) % 3 * (h >> 16) % 900)))
+        }
+    }
+
+    fn tie(piece: u32, token: u32) -> Tie {
+        Tie::new(0, piece, token as u64)
+    }
+
+    struct Ring {
+        id: u32,
+        n: u32,
+        state: u64,
+        queue: EventQueue<u32>,
+        log: Vec<(Time, u32)>,
+    }
+
+    impl Piece for Ring {
+        type Message = (Time, u32);
+        fn next_time(&mut self) -> Option<Time> {
+            self.queue.peek_time()
+        }
+        fn run_until(&mut self, end: Time, out: &mut Vec<(u32, (Time, u32))>) -> u64 {
+            let mut n = 0;
+            while self.queue.peek_time().is_some_and(|t| t < end) {
+                let Some((now, _, token)) = self.queue.pop() else {
+                    break;
+                };
+                n += 1;
+                self.log.push((now, token));
+                match step(&mut self.state, self.n, self.id, now, token) {
+                    Some((p, at)) if p == self.id => self.queue.schedule(at, tie(p, token), token),
+                    Some((p, at)) => {
+                        assert!(at >= end, "a message inside its window");
+                        out.push((p, (at, token)));
+                    }
+                    None => {}
+                }
+            }
+            n
+        }
+        fn receive(&mut self, (at, token): (Time, u32)) {
+            self.queue.schedule(at, tie(self.id, token), token);
+        }
+    }
+
+    const SALT: u64 = 0x5eed;
+
+    fn tokens(n: u32) -> impl Iterator<Item = (u32, u32, Time)> {
+        (0..n).flat_map(|p| (0..4).map(move |k| (p, p * 16 + k, Time(k as u64 * 10))))
+    }
+
+    /// The same model in one queue: every piece's log, and the event count.
+    fn serial(n: u32) -> (Vec<Vec<(Time, u32)>>, u64) {
+        let mut q = EventQueue::with_salt(SALT);
+        for (p, token, at) in tokens(n) {
+            q.schedule(at, tie(p, token), token);
+        }
+        let mut state = vec![0u64; n as usize];
+        let mut logs = vec![Vec::new(); n as usize];
+        let mut events = 0;
+        while let Some((now, t, token)) = q.pop() {
+            events += 1;
+            let p = t.owner();
+            logs[p as usize].push((now, token));
+            if let Some((to, at)) = step(&mut state[p as usize], n, p, now, token) {
+                q.schedule(at, tie(to, token), token);
+            }
+        }
+        (logs, events)
+    }
+
+    fn windowed(n: u32, threads: usize) -> (Vec<Vec<(Time, u32)>>, u64) {
+        let mut pieces: Vec<Ring> = (0..n)
+            .map(|id| Ring {
+                id,
+                n,
+                state: 0,
+                queue: EventQueue::with_salt(SALT),
+                log: Vec::new(),
+            })
+            .collect();
+        for (p, token, at) in tokens(n) {
+            pieces[p as usize].receive((at, token));
+        }
+        let mut w = Windows::new(pieces, Duration::from_ps(LOOKAHEAD), threads);
+        let end = w.run(Time::MAX, |_| true);
+        assert_eq!(end.next, None);
+        assert!(end.windows > 10, "{end:?}");
+        let logs = w.into_pieces().into_iter().map(|p| p.log).collect();
+        (logs, end.events)
+    }
+
+    /// Any thread count gives the serial run's every event, in its order.
+    #[test]
+    fn windows_run_the_serial_order_on_any_number_of_threads() {
+        for n in [1, 2, 5, 13] {
+            let (logs, events) = serial(n);
+            assert!(events > 100 * n as u64, "{events}");
+            for threads in [1, 2, 3, 8] {
+                let (w_logs, w_events) = windowed(n, threads);
+                assert_eq!(w_events, events, "{n} pieces, {threads} threads");
+                assert!(w_logs == logs, "{n} pieces, {threads} threads");
+            }
+        }
+    }
+
+    struct Bomb(u32);
+
+    impl Piece for Bomb {
+        type Message = ();
+        fn next_time(&mut self) -> Option<Time> {
+            Some(Time(0))
+        }
+        fn run_until(&mut self, _: Time, _: &mut Vec<(u32, ())>) -> u64 {
+            assert!(self.0 != 3, "piece 3 fails");
+            1
+        }
+        fn receive(&mut self, _: ()) {}
+    }
+
+    /// A piece that panics on a worker thread fails the run, not hangs it.
+    #[test]
+    fn a_panicking_piece_fails_the_run() {
+        for threads in [1, 4] {
+            let run = std::panic::catch_unwind(|| {
+                let mut w = Windows::new((0..8).map(Bomb).collect(), Duration::from_ps(5), threads);
+                w.run(Time::MAX, |_| true)
+            });
+            assert!(run.is_err(), "{threads} threads");
+        }
+    }
+
+    /// A caller can stop between windows, and go on later.
+    #[test]
+    fn a_run_stops_where_asked_and_resumes() {
+        let (logs, events) = serial(4);
+        let mut pieces: Vec<Ring> = (0..4)
+            .map(|id| Ring {
+                id,
+                n: 4,
+                state: 0,
+                queue: EventQueue::with_salt(SALT),
+                log: Vec::new(),
+            })
+            .collect();
+        for (p, token, at) in tokens(4) {
+            pieces[p as usize].receive((at, token));
+        }
+        let mut w = Windows::new(pieces, Duration::from_ps(LOOKAHEAD), 2);
+        let first = w.run(Time(20_000), |_| true);
+        assert!(first.next.is_some_and(|t| t >= Time(20_000)));
+        let stopped = w.run(Time::MAX, |e| e.windows < first.windows + 3);
+        assert_eq!(stopped.windows, first.windows + 3);
+        let end = w.run(Time::MAX, |_| true);
+        assert_eq!(end.events, events);
+        let w_logs: Vec<_> = w.into_pieces().into_iter().map(|p| p.log).collect();
+        assert!(w_logs == logs);
+    }
+}
