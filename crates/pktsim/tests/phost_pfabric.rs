@@ -5,7 +5,7 @@ use pktsim::packet::{FlowId, Header, NodeId, Packet};
 use pktsim::sim::Simulation;
 use pktsim::sim::{Ctx, Setup, Transport};
 use pktsim::time::{Duration, Time};
-use pktsim::transport::pfabric::{Pfabric, PfabricParams};
+use pktsim::transport::pfabric::{Pfabric, PfabricParams, PfabricProtocol};
 use pktsim::transport::phost::{Phost, PhostParams, PhostProtocol};
 
 /// A small two-rack fabric with pFabric switch queues.
@@ -162,7 +162,7 @@ size = 30000
 "#;
     let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
     let t = Intercept {
-        inner: Pfabric::new(PfabricParams::default()),
+        inner: Pfabric::new(PfabricProtocol::new(PfabricParams::default())),
         state: 0u32,
         keep: lose_last_packet_once,
     };
@@ -214,10 +214,10 @@ size = 17520
 "#;
     let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
     let t = Intercept {
-        inner: Pfabric::new(PfabricParams {
+        inner: Pfabric::new(PfabricProtocol::new(PfabricParams {
             sacked_outside_window,
             ..PfabricParams::default()
-        }),
+        })),
         state: FirstCopies {
             lose: vec![2, 5, 9],
             lost: 0,
@@ -590,7 +590,7 @@ size = 30000
     let exp = prepare(&fabric(r#"protocol = "pfabric""#, 36_000, w));
     let mut sim = Simulation::new(
         exp.net,
-        Pfabric::new(PfabricParams::default()),
+        Pfabric::new(PfabricProtocol::new(PfabricParams::default())),
         exp.workload,
         exp.format,
         exp.limits,
