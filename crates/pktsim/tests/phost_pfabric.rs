@@ -3,10 +3,10 @@
 use crate::common::{assert_conserved, prepare, run};
 use pktsim::packet::{FlowId, Header, NodeId, Packet};
 use pktsim::sim::Simulation;
-use pktsim::sim::{Ctx, Transport};
-use pktsim::time::Duration;
-use pktsim::transport::pfabric::{Pfabric, PfabricParams};
-use pktsim::transport::phost::{Phost, PhostParams};
+use pktsim::sim::{Ctx, Setup, Transport};
+use pktsim::time::{Duration, Time};
+use pktsim::transport::pfabric::{Pfabric, PfabricParams, PfabricProtocol};
+use pktsim::transport::phost::{Phost, PhostParams, PhostProtocol};
 
 /// A small two-rack fabric with pFabric switch queues.
 fn fabric(transport: &str, queue_bytes: u64, workload: &str) -> String {
@@ -111,6 +111,9 @@ impl<T: Transport, S> Transport for Intercept<T, S> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
+    fn setup(&mut self, env: &Setup) -> pktsim::Result<()> {
+        self.inner.setup(env)
+    }
     fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
         self.inner.start_flow(ctx, flow)
     }
@@ -159,7 +162,7 @@ size = 30000
 "#;
     let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
     let t = Intercept {
-        inner: Pfabric::new(PfabricParams::default()),
+        inner: Pfabric::new(PfabricProtocol::new(PfabricParams::default())),
         state: 0u32,
         keep: lose_last_packet_once,
     };
@@ -211,10 +214,10 @@ size = 17520
 "#;
     let exp = prepare(&fabric("protocol = \"pfabric\"", 36_000, w));
     let t = Intercept {
-        inner: Pfabric::new(PfabricParams {
+        inner: Pfabric::new(PfabricProtocol::new(PfabricParams {
             sacked_outside_window,
             ..PfabricParams::default()
-        }),
+        })),
         state: FirstCopies {
             lose: vec![2, 5, 9],
             lost: 0,
@@ -266,10 +269,28 @@ fn phost_sim(toml: &str) -> Simulation<Phost> {
 
 fn phost_sim_with(toml: &str, params: PhostParams) -> Simulation<Phost> {
     let exp = prepare(toml);
-    let mut t = Phost::new(params);
-    t.token_log = Some(Vec::new());
-    t.data_log = Some(Vec::new());
+    let mut t = Phost::new(PhostProtocol::new(params));
+    t.protocol_mut().logs = true;
     Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
+}
+
+/// Tokens issued by every receiver of a pHost run.
+fn tokens_issued(t: &Phost) -> u64 {
+    t.hosts().iter().map(|h| h.tokens_issued).sum()
+}
+
+/// The send times of the tokens `host` issued, in order.
+fn token_log(t: &Phost, host: usize) -> Vec<Time> {
+    t.hosts()[host].token_log.clone().expect("logs on")
+}
+
+/// Every data packet every host sent, in host order (each host's in
+/// order): (flow, token seq, token expiry, send time).
+fn data_log(t: &Phost) -> Vec<(FlowId, u32, Time, Time)> {
+    t.hosts()
+        .iter()
+        .flat_map(|h| h.data_log.clone().expect("logs on"))
+        .collect()
 }
 
 /// Token send times at receiver 0 for four 300 KB flows into it.
@@ -283,15 +304,11 @@ size = 300000
 "#;
     let mut sim = phost_sim_with(&fabric("protocol = \"phost\"", 36_864, w), params);
     let reason = sim.run(None);
-    let log = sim.transport.token_log.take().unwrap();
+    let log = token_log(&sim.transport, 0);
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert!(out.flows.iter().all(|f| f.finish.is_some()));
-    let times: Vec<u64> = log
-        .iter()
-        .filter(|(h, _)| h.0 == 0)
-        .map(|(_, t)| t.ps())
-        .collect();
+    let times: Vec<u64> = log.iter().map(|t| t.ps()).collect();
     assert!(times.len() > 500, "{} tokens", times.len());
     // While the receiver has demand: the first 400 gaps.
     times.windows(2).map(|w| w[1] - w[0]).take(400).collect()
@@ -329,7 +346,7 @@ size = 11680
 "#;
     let mut sim = phost_sim(&fabric("protocol = \"phost\"", 36_864, w));
     let reason = sim.run(None);
-    let issued = sim.transport.tokens_issued;
+    let issued = tokens_issued(&sim.transport);
     let out = sim.finish(reason);
     assert_eq!(issued, 0, "a free-token flow asked for tokens");
     let f = &out.flows[0];
@@ -356,8 +373,8 @@ receiver = 0
 "#;
     let mut sim = phost_sim(&fabric("protocol = \"phost\"", 12_000, w));
     let reason = sim.run(None);
-    let issued = sim.transport.tokens_issued;
-    let data = sim.transport.data_log.take().unwrap();
+    let issued = tokens_issued(&sim.transport);
+    let data = data_log(&sim.transport);
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert!(out.counters.dropped_total(0) > 0, "no data dropped");
@@ -385,8 +402,8 @@ pairs = [[1, 0]]
 size = 146000
 "#;
     let exp = prepare(&fabric("protocol = \"phost\"", 36_864, w));
-    let mut inner = Phost::new(PhostParams::default());
-    inner.token_log = Some(Vec::new());
+    let mut inner = Phost::new(PhostProtocol::new(PhostParams::default()));
+    inner.protocol_mut().logs = true;
     // The receivers never see any data: no token is ever echoed.
     let t = Intercept {
         inner,
@@ -395,12 +412,8 @@ size = 146000
     };
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     sim.run_until(pktsim::time::Time::ZERO + Duration::from_us(100), None);
-    let log = sim.transport.inner.token_log.take().unwrap();
-    let times: Vec<u64> = log
-        .iter()
-        .filter(|(h, _)| h.0 == 0)
-        .map(|(_, t)| t.ps())
-        .collect();
+    let log = token_log(&sim.transport.inner, 0);
+    let times: Vec<u64> = log.iter().map(|t| t.ps()).collect();
     assert!(times.len() > 8, "{} tokens", times.len());
     let mtu_time = 1_200_000;
     // Eight tokens one slot apart, then a pause of about the timeout.
@@ -447,9 +460,8 @@ size = 29200
 start = "100ns"
 "#;
     let exp = prepare(&fabric("protocol = \"phost\"", 36_864, &w));
-    let mut inner = Phost::new(params);
-    inner.data_log = Some(Vec::new());
-    inner.token_log = Some(Vec::new());
+    let mut inner = Phost::new(PhostProtocol::new(params));
+    inner.protocol_mut().logs = true;
     let t = Intercept {
         inner,
         state: Vec::new(),
@@ -457,9 +469,12 @@ start = "100ns"
     };
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
-    let issued = sim.transport.inner.tokens_issued;
-    let data = sim.transport.inner.data_log.take().unwrap();
-    let tokens = sim.transport.inner.token_log.take().unwrap();
+    let issued = tokens_issued(&sim.transport.inner);
+    let data = data_log(&sim.transport.inner);
+    let n_hosts = sim.transport.inner.hosts().len();
+    let tokens: Vec<Time> = (0..n_hosts)
+        .flat_map(|h| token_log(&sim.transport.inner, h))
+        .collect();
     let prios = std::mem::take(&mut sim.transport.state);
     let out = sim.finish(reason);
     assert_conserved(&out);
@@ -472,7 +487,7 @@ start = "100ns"
         .find(|f| f.size_bytes == 29_200)
         .unwrap()
         .id;
-    let first_token = tokens.iter().map(|(_, t)| *t).min().unwrap();
+    let first_token = tokens.iter().copied().min().unwrap();
     let unsolicited = data
         .iter()
         .filter(|(f, _, _, sent)| f.0 == long && *sent < first_token)
@@ -575,7 +590,7 @@ size = 30000
     let exp = prepare(&fabric(r#"protocol = "pfabric""#, 36_000, w));
     let mut sim = Simulation::new(
         exp.net,
-        Pfabric::new(PfabricParams::default()),
+        Pfabric::new(PfabricProtocol::new(PfabricParams::default())),
         exp.workload,
         exp.format,
         exp.limits,

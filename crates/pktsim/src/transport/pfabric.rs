@@ -9,9 +9,10 @@
 //! Follows the ns-2 `MinTCP` agent of the paper's scripts: window growth is
 //! TCP's (slow start, then one packet per window), RTO fixed with no backoff,
 //! and the sender skips data the receiver already holds (SACK; here read from
-//! the receiver's state, as pHost's simulator does). Held data does not use
-//! the window either (pHost's pFabric: window = cwnd + SACKed bytes), so
-//! after a timeout every hole within one window past it is resent at once.
+//! the receiver's state, as pHost's simulator does: see `Receivers`). Held
+//! data does not use the window either (pHost's pFabric: window = cwnd +
+//! SACKed bytes), so after a timeout every hole within one window past it is
+//! resent at once.
 //!
 //! With FastLane (Zats et al., SoCC 2015) a switch's notice of a dropped
 //! packet makes the source resend it at once at its pFabric priority; rate
@@ -20,11 +21,12 @@
 //! throttled exponentially ([`crate::transport::ping_pong`]).
 
 use crate::error::{Error, Result};
-use crate::packet::{FlowId, Header, Packet};
+use crate::packet::{FlowId, Header, NodeId, Packet};
 use crate::time::parse_duration;
 use crate::time::{Duration, Time};
-use crate::transport::contract::{Ctx, Transport};
+use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::lazy_timer::LazyTimer;
+use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use crate::transport::ping_pong::PingPong;
 use crate::transport::receiver::AckReceiver;
 use crate::transport::{ProtocolConfig, SimSetup};
@@ -140,7 +142,7 @@ impl PfabricConfig {
 
 impl ProtocolConfig for PfabricConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(Pfabric::new(self.params()?)))
+        Ok(setup.run(Pfabric::new(PfabricProtocol::new(self.params()?))))
     }
 }
 
@@ -166,7 +168,7 @@ struct Sender {
     notice_timer: LazyTimer,
 }
 
-/// FastLane event counts of a run.
+/// FastLane event counts of one host (as the source of refused packets).
 #[derive(Clone, Copy, Debug, Default)]
 struct NoticeCounts {
     notices: u64,
@@ -174,39 +176,65 @@ struct NoticeCounts {
     throttled: u64,
 }
 
-/// pFabric hosts for every flow of a run.
-pub struct Pfabric {
-    params: PfabricParams,
+/// pFabric's state at one host: the senders of the flows it sends and its
+/// FastLane counts. (Its flows' receivers are run-wide: see `Receivers`.)
+#[derive(Clone, Debug)]
+pub struct PfabricHost {
+    /// Senders of the flows this host sends, by send slot (`None` before
+    /// the flow starts).
     senders: Vec<Option<Sender>>,
-    receivers: Vec<AckReceiver>,
     notices: NoticeCounts,
 }
 
-impl Pfabric {
-    /// A transport with these parameters.
+/// The receiver side of every flow, by flow id: the one part of pFabric's
+/// state not kept per host. Its sender reads what the receiver holds *now*
+/// (SACK as pHost's simulator models it, and the data packets' priority),
+/// not what the last ACK said: an ACK lags the receiver by a path delay, so
+/// carrying it in ACKs instead would change pFabric's results. A
+/// receiver's entry is written only in calls acting for its destination
+/// host, and read in calls acting for its source: a read across hosts.
+/// `RefCell` makes the protocol `!Sync`, so a run cut into pieces on
+/// several threads cannot share it unnoticed.
+#[derive(Debug, Default)]
+struct Receivers(std::cell::RefCell<Vec<AckReceiver>>);
+
+/// pFabric's run-wide part: parameters, flow slots, and the receivers that
+/// senders read (see `Receivers`).
+pub struct PfabricProtocol {
+    params: PfabricParams,
+    slots: FlowSlots,
+    receivers: Receivers,
+}
+
+/// pFabric hosts for every flow of a run: the run loop's transport.
+pub type Pfabric = PerHost<PfabricProtocol>;
+
+impl PfabricProtocol {
+    /// pFabric with these parameters.
     pub fn new(params: PfabricParams) -> Self {
-        Pfabric {
+        PfabricProtocol {
             params,
-            senders: Vec::new(),
-            receivers: Vec::new(),
-            notices: NoticeCounts::default(),
+            slots: FlowSlots::default(),
+            receivers: Receivers::default(),
         }
     }
 
-    /// Whether flow `f` is in probe mode (for tests).
-    pub fn probing(&self, f: FlowId) -> bool {
-        self.senders
-            .get(f.idx())
+    /// Whether flow `f` is in probe mode; `host` is the state of its source
+    /// (for tests).
+    pub fn probing(&self, host: &PfabricHost, f: FlowId) -> bool {
+        host.senders
+            .get(self.slots.send(f))
             .and_then(|s| s.as_ref())
             .is_some_and(|s| s.probing)
     }
 
-    /// Send the segment at `seq` of at most `max_len` payload bytes.
+    /// Send the segment at `seq` of at most `max_len` payload bytes; `r` is
+    /// the flow's receiver.
     fn send_segment(
-        &self,
         ctx: &mut Ctx,
         f: FlowId,
         s: &mut Sender,
+        r: &AckReceiver,
         seq: u64,
         max_len: u64,
     ) -> u64 {
@@ -215,7 +243,6 @@ impl Pfabric {
         let len = p.payload as u64;
         // Priority = remaining size, recomputed at every (re)transmission:
         // flow size minus what the receiver acknowledged or holds (SACK).
-        let r = &self.receivers[f.idx()];
         let remaining = size.saturating_sub(s.snd_una.max(r.rcv_nxt) + r.ooo_bytes());
         p.prio = remaining.min(u32::MAX as u64) as u32;
         if seq < s.max_sent {
@@ -229,13 +256,14 @@ impl Pfabric {
 
     /// Send while the window allows, skipping data the receiver holds.
     fn fill_window(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
-        let size = ctx.flow(f).size;
-        let mss = ctx.format().mss as u64;
-        let r = &self.receivers[f.idx()];
         if s.probing {
             // Probe mode: one 1-byte packet per timeout, sent by on_timer.
             return;
         }
+        let size = ctx.flow(f).size;
+        let mss = ctx.format().mss as u64;
+        let receivers = self.receivers.0.borrow();
+        let r = &receivers[f.idx()];
         let mut sent = 0u32;
         // The window's right edge. Bytes the receiver already holds beyond
         // the cumulative ACK have left the network, so they do not use the
@@ -254,7 +282,7 @@ impl Pfabric {
                 continue;
             }
             let seq = s.snd_nxt;
-            s.snd_nxt += self.send_segment(ctx, f, s, seq, mss);
+            s.snd_nxt += Self::send_segment(ctx, f, s, r, seq, mss);
             sent += 1;
         }
         if sent > 0 && s.rto_deadline == Time::MAX {
@@ -271,7 +299,7 @@ impl Pfabric {
     }
 
     /// Keep one notice-throttle event pending at or before `due`.
-    fn arm_notice(&self, ctx: &mut Ctx, f: FlowId, s: &mut Sender, due: Time) {
+    fn arm_notice(ctx: &mut Ctx, f: FlowId, s: &mut Sender, due: Time) {
         if let Some(at) = s.notice_timer.arm(ctx.now(), due) {
             ctx.set_timer(at, f.0, TIMER_NOTICE);
         }
@@ -279,8 +307,8 @@ impl Pfabric {
 
     /// Throttled FastLane retransmissions may be due: send those the
     /// receiver still lacks.
-    fn on_notice_timer(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let Some(mut s) = self.senders[f.idx()].take() else {
+    fn on_notice_timer(&self, h: &mut PfabricHost, ctx: &mut Ctx, f: FlowId) {
+        let Some(s) = h.senders[self.slots.send(f)].as_mut() else {
             return;
         };
         let now = ctx.now();
@@ -289,22 +317,23 @@ impl Pfabric {
             s.ping.take_due(now, &mut due);
             let mss = ctx.format().mss as u64;
             let size = ctx.flow(f).size;
+            let receivers = self.receivers.0.borrow();
+            let r = &receivers[f.idx()];
             for seq in due {
                 let end = (seq + mss).min(size);
-                if !s.done && seq >= s.snd_una && !self.receivers[f.idx()].holds(seq, end) {
-                    self.notices.retransmits += 1;
-                    self.send_segment(ctx, f, &mut s, seq, mss);
+                if !s.done && seq >= s.snd_una && !r.holds(seq, end) {
+                    h.notices.retransmits += 1;
+                    Self::send_segment(ctx, f, s, r, seq, mss);
                 }
             }
             if let Some(next) = s.ping.next_due() {
-                self.arm_notice(ctx, f, &mut s, next);
+                Self::arm_notice(ctx, f, s, next);
             }
         }
-        self.senders[f.idx()] = Some(s);
     }
 
-    fn on_ack(&mut self, ctx: &mut Ctx, f: FlowId, ack: u64) {
-        let Some(mut s) = self.senders[f.idx()].take() else {
+    fn on_ack(&self, h: &mut PfabricHost, ctx: &mut Ctx, f: FlowId, ack: u64) {
+        let Some(s) = h.senders[self.slots.send(f)].as_mut() else {
             return;
         };
         if !s.done && ack > s.snd_una {
@@ -329,22 +358,42 @@ impl Pfabric {
                 s.done = true;
                 s.rto_deadline = Time::MAX;
             } else {
-                self.arm(ctx, f, &mut s);
-                self.fill_window(ctx, f, &mut s);
+                self.arm(ctx, f, s);
+                self.fill_window(ctx, f, s);
             }
         }
-        self.senders[f.idx()] = Some(s);
     }
 }
 
-impl Transport for Pfabric {
+impl HostProtocol for PfabricProtocol {
+    type Host = PfabricHost;
+
     fn name(&self) -> &'static str {
         "pfabric"
     }
 
-    /// FastLane counts, only in runs that received notices.
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let n = self.notices;
+    fn setup(&mut self, env: &Setup) -> Result<()> {
+        self.slots = FlowSlots::new(env);
+        *self.receivers.0.get_mut() = vec![AckReceiver::default(); env.n_flows()];
+        Ok(())
+    }
+
+    fn new_host(&self, _env: &Setup, host: NodeId) -> PfabricHost {
+        PfabricHost {
+            senders: vec![None; self.slots.n_send(host)],
+            notices: NoticeCounts::default(),
+        }
+    }
+
+    /// FastLane counts summed over hosts, only in runs that received
+    /// notices.
+    fn counters(&self, hosts: &[PfabricHost]) -> Vec<(&'static str, u64)> {
+        let mut n = NoticeCounts::default();
+        for h in hosts {
+            n.notices += h.notices.notices;
+            n.retransmits += h.notices.retransmits;
+            n.throttled += h.notices.throttled;
+        }
         if n.notices == 0 {
             return Vec::new();
         }
@@ -355,11 +404,7 @@ impl Transport for Pfabric {
         ]
     }
 
-    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
-        if self.senders.len() < ctx.n_flows() {
-            self.senders.resize(ctx.n_flows(), None);
-            self.receivers.resize(ctx.n_flows(), AckReceiver::default());
-        }
+    fn start_flow(&self, h: &mut PfabricHost, ctx: &mut Ctx, f: FlowId) {
         let mut s = Sender {
             snd_una: 0,
             snd_nxt: 0,
@@ -376,54 +421,59 @@ impl Transport for Pfabric {
             notice_timer: LazyTimer::IDLE,
         };
         self.fill_window(ctx, f, &mut s);
-        self.senders[f.idx()] = Some(s);
+        h.senders[self.slots.send(f)] = Some(s);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut PfabricHost, ctx: &mut Ctx, pkt: Packet) {
         match pkt.header {
             Header::TcpData { seq } => {
-                let ack = self.receivers[pkt.flow.idx()].on_data(ctx, &pkt, seq);
+                let ack = self.receivers.0.borrow_mut()[pkt.flow.idx()].on_data(ctx, &pkt, seq);
                 ctx.send(ack);
             }
-            Header::TcpAck { ack, .. } => self.on_ack(ctx, pkt.flow, ack),
+            Header::TcpAck { ack, .. } => self.on_ack(h, ctx, pkt.flow, ack),
             Header::Ctrl { .. } => debug_assert!(false, "pFabric got a foreign packet"),
         }
     }
 
-    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_notice(&self, h: &mut PfabricHost, ctx: &mut Ctx, pkt: Packet) {
         let Header::TcpData { seq } = pkt.header else {
             return;
         };
         let f = pkt.flow;
-        let Some(mut s) = self.senders.get_mut(f.idx()).and_then(Option::take) else {
+        let Some(s) = h
+            .senders
+            .get_mut(self.slots.send(f))
+            .and_then(Option::as_mut)
+        else {
             return;
         };
         let mss = ctx.format().mss as u64;
         let end = (seq + mss).min(ctx.flow(f).size);
-        if !s.done && seq >= s.snd_una && !self.receivers[f.idx()].holds(seq, end) {
-            self.notices.notices += 1;
+        let receivers = self.receivers.0.borrow();
+        let r = &receivers[f.idx()];
+        if !s.done && seq >= s.snd_una && !r.holds(seq, end) {
+            h.notices.notices += 1;
             let now = ctx.now();
             let due = s
                 .ping
                 .on_notice(seq, now, self.params.notice_retx_base, self.params.rto);
             if due <= now {
-                self.notices.retransmits += 1;
-                self.send_segment(ctx, f, &mut s, seq, mss);
+                h.notices.retransmits += 1;
+                Self::send_segment(ctx, f, s, r, seq, mss);
             } else {
-                self.notices.throttled += 1;
-                self.arm_notice(ctx, f, &mut s, due);
+                h.notices.throttled += 1;
+                Self::arm_notice(ctx, f, s, due);
             }
         }
-        self.senders[f.idx()] = Some(s);
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+    fn on_timer(&self, h: &mut PfabricHost, ctx: &mut Ctx, id: u32, kind: u8) {
+        let f = FlowId(id);
         if kind == TIMER_NOTICE {
-            self.on_notice_timer(ctx, FlowId(id));
+            self.on_notice_timer(h, ctx, f);
             return;
         }
-        let f = FlowId(id);
-        let Some(mut s) = self.senders[f.idx()].take() else {
+        let Some(s) = h.senders[self.slots.send(f)].as_mut() else {
             return;
         };
         let now = ctx.now();
@@ -446,13 +496,13 @@ impl Transport for Pfabric {
                 if s.timeouts >= self.params.probe_after {
                     s.probing = true;
                     let una = s.snd_una;
-                    self.send_segment(ctx, f, &mut s, una, 1);
-                    self.arm(ctx, f, &mut s);
+                    let receivers = self.receivers.0.borrow();
+                    Self::send_segment(ctx, f, s, &receivers[f.idx()], una, 1);
+                    self.arm(ctx, f, s);
                 } else {
-                    self.fill_window(ctx, f, &mut s);
+                    self.fill_window(ctx, f, s);
                 }
             }
         }
-        self.senders[f.idx()] = Some(s);
     }
 }

@@ -30,8 +30,9 @@
 use crate::error::{Error, Result};
 use crate::packet::{FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
-use crate::transport::contract::{Ctx, Transport};
+use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
+use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
@@ -164,7 +165,7 @@ impl PhostConfig {
 
 impl ProtocolConfig for PhostConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(Phost::new(self.params()?)))
+        Ok(setup.run(Phost::new(PhostProtocol::new(self.params()?))))
     }
 }
 
@@ -206,11 +207,17 @@ struct RecvFlow {
     resend_at: Option<Time>,
 }
 
-#[derive(Clone, Debug, Default)]
-struct Host {
-    /// Flows this host is sending.
+/// pHost's state at one host: the sender side of the flows it sends, the
+/// receiver side (token clock included) of those it receives, and its logs.
+#[derive(Clone, Debug)]
+pub struct PhostHost {
+    /// Sender side of the flows this host sends, by send slot.
+    send: Vec<SendFlow>,
+    /// Receiver side of the flows this host receives, by receive slot.
+    recv: Vec<RecvFlow>,
+    /// Flows this host is sending, in start order.
     sending: Vec<FlowId>,
-    /// Flows this host is receiving.
+    /// Flows this host is receiving, in arrival order of their first packet.
     receiving: Vec<FlowId>,
     /// Token slots to skip (free packets are using them).
     hold_on: u32,
@@ -218,61 +225,50 @@ struct Host {
     slot_at: Option<Time>,
     /// Whether the pending slot is a wake-up (a flow's timer), not pacing.
     slot_is_wakeup: bool,
-}
-
-/// pHost for every host and flow of a run.
-pub struct Phost {
-    params: PhostParams,
-    send: Vec<SendFlow>,
-    recv: Vec<RecvFlow>,
-    hosts: Vec<Host>,
-    /// Tokens the receivers issued (free tokens not counted).
-    pub tokens_issued: u64,
-    /// When set, every token's (receiver, send time) is logged (tests).
-    pub token_log: Option<Vec<(NodeId, Time)>>,
-    /// When set, every data packet's (flow, token seq, token expiry, send
-    /// time) is logged (tests).
-    pub data_log: Option<Vec<(FlowId, u32, Time, Time)>>,
-    /// A receiver's flows in SRPT order, rebuilt at every token slot: kept
+    /// This host's flows in SRPT order, rebuilt at every token slot: kept
     /// between slots so that a token costs no allocation.
     slot_order: Vec<(u64, Time, FlowId)>,
+    /// Packet time at this host's link rate.
+    t_pkt: Duration,
+    /// Time between two of this host's token slots.
+    slot: Duration,
+    /// Tokens this host issued as a receiver (free tokens not counted).
+    pub tokens_issued: u64,
+    /// When logs are on ([`PhostProtocol::logs`]), the send time of every
+    /// token this host issued (tests).
+    pub token_log: Option<Vec<Time>>,
+    /// When logs are on, every data packet this host sent: (flow, token
+    /// seq, token expiry, send time) (tests).
+    pub data_log: Option<Vec<(FlowId, u32, Time, Time)>>,
 }
+
+/// pHost's run-wide part: parameters and each host's flow slots.
+pub struct PhostProtocol {
+    params: PhostParams,
+    slots: FlowSlots,
+    /// Give every host token and data logs (tests; set before the run).
+    pub logs: bool,
+}
+
+/// pHost for every host and flow of a run: the run loop's transport.
+pub type Phost = PerHost<PhostProtocol>;
 
 fn n_packets(size: u64, mss: u32) -> u32 {
     size.div_ceil(mss as u64).max(1) as u32
 }
 
-impl Phost {
-    /// A transport with these parameters.
+fn times(d: Duration, k: f64) -> Duration {
+    Duration((d.ps() as f64 * k).round() as u64)
+}
+
+impl PhostProtocol {
+    /// pHost with these parameters (logs off).
     pub fn new(params: PhostParams) -> Self {
-        Phost {
+        PhostProtocol {
             params,
-            send: Vec::new(),
-            recv: Vec::new(),
-            hosts: Vec::new(),
-            tokens_issued: 0,
-            token_log: None,
-            data_log: None,
-            slot_order: Vec::new(),
+            slots: FlowSlots::default(),
+            logs: false,
         }
-    }
-
-    /// Packet time at a host's link rate.
-    fn t_pkt(ctx: &Ctx, host: NodeId) -> Duration {
-        let f = ctx.format();
-        ctx.host_rate(host).tx_time((f.mss + f.header) as u64)
-    }
-
-    /// Time between two token slots at a receiver.
-    fn slot(&self, ctx: &Ctx, host: NodeId) -> Duration {
-        match self.params.token_slot_bytes {
-            Some(b) => ctx.host_rate(host).tx_time(b as u64),
-            None => Self::t_pkt(ctx, host),
-        }
-    }
-
-    fn times(d: Duration, k: f64) -> Duration {
-        Duration((d.ps() as f64 * k).round() as u64)
     }
 
     fn ctrl(ctx: &Ctx, f: FlowId, src: NodeId, dst: NodeId, kind: u8, a: u64, b: u32) -> Packet {
@@ -285,25 +281,12 @@ impl Phost {
         )
     }
 
-    fn ensure(&mut self, ctx: &Ctx) {
-        if self.send.len() < ctx.n_flows() {
-            self.send.resize(ctx.n_flows(), SendFlow::default());
-            self.recv.resize(ctx.n_flows(), RecvFlow::default());
-        }
-    }
-
-    fn host(&mut self, h: NodeId) -> &mut Host {
-        if self.hosts.len() <= h.idx() {
-            self.hosts.resize(h.idx() + 1, Host::default());
-        }
-        &mut self.hosts[h.idx()]
-    }
-
     /// The sender's loop: if the NIC is free, send one data packet of the
     /// flow with the fewest remaining packets that holds a live token. The
     /// choice is made at the last moment, when the NIC runs dry: while it
     /// is busy and tokens are held, ask to hear when it does.
-    fn try_send(&mut self, ctx: &mut Ctx, host: NodeId) {
+    fn try_send(&self, h: &mut PhostHost, ctx: &mut Ctx) {
+        let host = ctx.host();
         if !ctx.nic_idle(host) {
             ctx.request_nic_idle(host);
             return;
@@ -311,9 +294,8 @@ impl Phost {
         let now = ctx.now();
         let mut best: Option<(u32, Time, FlowId)> = None;
         let mut holders = 0;
-        let sending = std::mem::take(&mut self.host(host).sending);
-        for &f in &sending {
-            let s = &mut self.send[f.idx()];
+        for &f in &h.sending {
+            let s = &mut h.send[self.slots.send(f)];
             while s.tokens.front().is_some_and(|t| t.expires < now) {
                 s.tokens.pop_front();
             }
@@ -326,11 +308,12 @@ impl Phost {
                 best = Some(key);
             }
         }
-        self.hosts[host.idx()].sending = sending;
         let Some((_, _, f)) = best else { return };
-        let Some(tok) = self.send[f.idx()].tokens.pop_front() else {
+        let s = &mut h.send[self.slots.send(f)];
+        let Some(tok) = s.tokens.pop_front() else {
             return;
         };
+        let tokens_left = !s.tokens.is_empty();
         let first = tok.pkt as u64 * ctx.format().mss as u64;
         let header = Header::Ctrl {
             kind: DATA,
@@ -343,23 +326,21 @@ impl Phost {
             .short_flow_packets
             .is_some_and(|k| n_packets(ctx.flow(f).size, ctx.format().mss) > k);
         p.prio = if long { 2 } else { 1 };
-        if let Some(log) = self.data_log.as_mut() {
+        if let Some(log) = h.data_log.as_mut() {
             log.push((f, tok.seq, tok.expires, now));
         }
         ctx.send(p);
-        if holders > 1 || !self.send[f.idx()].tokens.is_empty() {
+        if holders > 1 || tokens_left {
             // Tokens left: the next packet goes when this one is out.
             ctx.request_nic_idle(host);
         }
     }
 
     /// Receiver: set up a flow on its RTS (or its first data packet).
-    fn open_recv(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let spec = ctx.flow(f);
-        let (dst, size) = (spec.dst, spec.size);
-        let n = n_packets(size, ctx.format().mss);
+    fn open_recv(&self, h: &mut PhostHost, ctx: &mut Ctx, f: FlowId) {
+        let n = n_packets(ctx.flow(f).size, ctx.format().mss);
         let free = self.free_tokens(n);
-        let r = &mut self.recv[f.idx()];
+        let r = &mut h.recv[self.slots.recv(f)];
         if r.started {
             return;
         }
@@ -368,23 +349,20 @@ impl Phost {
         r.count = free;
         r.goal = n;
         r.last_pkt = free.checked_sub(1);
-        let t_pkt = Self::t_pkt(ctx, dst);
         if free == n {
             // Fully covered by free tokens: wait about twice the flow's own
             // transmission time before re-issuing tokens.
-            r.resend_at = Some(ctx.now() + t_pkt.times(2 * free as u64));
+            r.resend_at = Some(ctx.now() + h.t_pkt.times(2 * free as u64));
         }
-        let hold = self.params.hold;
-        let h = self.host(dst);
-        if hold {
+        if self.params.hold {
             h.hold_on += free;
         }
         h.receiving.push(f);
         match h.slot_at {
-            None => self.run_slot(ctx, dst),
+            None => self.run_slot(h, ctx),
             Some(_) if h.slot_is_wakeup => {
                 h.slot_at = None;
-                self.run_slot(ctx, dst);
+                self.run_slot(h, ctx);
             }
             Some(_) => {}
         }
@@ -402,44 +380,41 @@ impl Phost {
         }
     }
 
-    fn schedule_slot(&mut self, ctx: &mut Ctx, host: NodeId, at: Time, wakeup: bool) {
-        let h = self.host(host);
+    fn schedule_slot(h: &mut PhostHost, ctx: &mut Ctx, at: Time, wakeup: bool) {
         h.slot_at = Some(at);
         h.slot_is_wakeup = wakeup;
-        ctx.set_timer(at, host.0, TIMER_SLOT);
+        ctx.set_timer(at, ctx.host().0, TIMER_SLOT);
     }
 
     /// One token slot at a receiver (spec §2.3).
-    fn run_slot(&mut self, ctx: &mut Ctx, host: NodeId) {
+    fn run_slot(&self, h: &mut PhostHost, ctx: &mut Ctx) {
         let now = ctx.now();
-        let t_pkt = Self::t_pkt(ctx, host);
-        let slot = self.slot(ctx, host);
-        self.host(host).slot_at = None;
-        if self.hosts[host.idx()].hold_on > 0 {
-            self.hosts[host.idx()].hold_on -= 1;
-            self.schedule_slot(ctx, host, now + slot, false);
+        let (t_pkt, slot) = (h.t_pkt, h.slot);
+        h.slot_at = None;
+        if h.hold_on > 0 {
+            h.hold_on -= 1;
+            Self::schedule_slot(h, ctx, now + slot, false);
             return;
         }
         // Drop finished flows, then scan by receiver-side SRPT.
-        let recv = &self.recv;
-        self.hosts[host.idx()]
-            .receiving
-            .retain(|f| !recv[f.idx()].finished);
-        let mut order = std::mem::take(&mut self.slot_order);
+        let slots = &self.slots;
+        let recv = &mut h.recv;
+        h.receiving.retain(|&f| !recv[slots.recv(f)].finished);
+        let order = &mut h.slot_order;
         order.clear();
-        order.extend(self.hosts[host.idx()].receiving.iter().map(|&f| {
-            let r = &self.recv[f.idx()];
+        order.extend(h.receiving.iter().map(|&f| {
+            let r = &recv[slots.recv(f)];
             let s = ctx.flow(f);
             let got = (r.received.count() as u64 * ctx.format().mss as u64).min(s.size);
             (s.size - got, s.start, f)
         }));
         order.sort_unstable();
         let mut wake: Option<Time> = None;
-        let resend = Self::times(t_pkt, self.params.resend_timeout);
-        let window_timeout = Self::times(t_pkt, self.params.window_timeout);
+        let resend = times(t_pkt, self.params.resend_timeout);
+        let window_timeout = times(t_pkt, self.params.window_timeout);
         let mut sent = false;
-        for &(_, _, f) in &order {
-            let r = &mut self.recv[f.idx()];
+        for &(_, _, f) in order.iter() {
+            let r = &mut recv[slots.recv(f)];
             if let Some(t) = r.resend_at {
                 if t > now {
                     wake = Some(wake.map_or(t, |w| w.min(t)));
@@ -495,31 +470,29 @@ impl Phost {
                 remaining,
             );
             ctx.send(tok);
-            self.tokens_issued += 1;
-            if let Some(log) = self.token_log.as_mut() {
-                log.push((host, now));
+            h.tokens_issued += 1;
+            if let Some(log) = h.token_log.as_mut() {
+                log.push(now);
             }
-            self.schedule_slot(ctx, host, now + slot, false);
             sent = true;
             break;
         }
-        self.slot_order = order;
         if sent {
-            return;
-        }
-        if let Some(w) = wake {
-            self.schedule_slot(ctx, host, w.max(now + Duration::from_ps(1)), true);
+            Self::schedule_slot(h, ctx, now + slot, false);
+        } else if let Some(w) = wake {
+            Self::schedule_slot(h, ctx, w.max(now + Duration::from_ps(1)), true);
         }
     }
 
-    fn on_data(&mut self, ctx: &mut Ctx, pkt: Packet, idx: u32, seq: u32) {
+    fn on_data(&self, h: &mut PhostHost, ctx: &mut Ctx, pkt: Packet, idx: u32, seq: u32) {
         let f = pkt.flow;
-        if !self.recv[f.idx()].started {
-            self.open_recv(ctx, f);
+        let slot = self.slots.recv(f);
+        if !h.recv[slot].started {
+            self.open_recv(h, ctx, f);
         }
         let mss = ctx.format().mss as u64;
         let size = ctx.flow(f).size;
-        let r = &mut self.recv[f.idx()];
+        let r = &mut h.recv[slot];
         r.largest_seq_echoed = r.largest_seq_echoed.max(seq);
         r.received.mark(idx);
         let in_order = (r.received.until() as u64 * mss).min(size);
@@ -533,30 +506,59 @@ impl Phost {
     }
 }
 
-impl Transport for Phost {
+impl HostProtocol for PhostProtocol {
+    type Host = PhostHost;
+
     fn name(&self) -> &'static str {
         "phost"
     }
 
-    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
-        self.ensure(ctx);
+    fn setup(&mut self, env: &Setup) -> Result<()> {
+        self.slots = FlowSlots::new(env);
+        Ok(())
+    }
+
+    fn new_host(&self, env: &Setup, host: NodeId) -> PhostHost {
+        let rate = env.host_rate(host);
+        let f = env.format();
+        let t_pkt = rate.tx_time((f.mss + f.header) as u64);
+        let slot = match self.params.token_slot_bytes {
+            Some(b) => rate.tx_time(b as u64),
+            None => t_pkt,
+        };
+        PhostHost {
+            send: vec![SendFlow::default(); self.slots.n_send(host)],
+            recv: vec![RecvFlow::default(); self.slots.n_recv(host)],
+            sending: Vec::new(),
+            receiving: Vec::new(),
+            hold_on: 0,
+            slot_at: None,
+            slot_is_wakeup: false,
+            slot_order: Vec::new(),
+            t_pkt,
+            slot,
+            tokens_issued: 0,
+            token_log: self.logs.then(Vec::new),
+            data_log: self.logs.then(Vec::new),
+        }
+    }
+
+    fn start_flow(&self, h: &mut PhostHost, ctx: &mut Ctx, f: FlowId) {
         let spec = ctx.flow(f);
         let (src, dst, size) = (spec.src, spec.dst, spec.size);
         let n = n_packets(size, ctx.format().mss);
-        let t_pkt = Self::t_pkt(ctx, src);
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         s.remaining = n;
         s.active = true;
         let free = self.free_tokens(n);
         if free > 0 {
             // Free tokens for the first `free` packets (spec §2.2 step 1).
-            let expires = ctx.now() + Self::times(t_pkt, free as f64 + self.params.token_timeout);
+            let expires = ctx.now() + times(h.t_pkt, free as f64 + self.params.token_timeout);
             // With free tokens for long flows, their data echoes sequence
             // numbers 1..=free so that the receiver's downgrade window sees
             // them used, as the code numbers its free tokens; short flows
             // keep 0, which changes nothing for a fully covered flow.
             let numbered = self.params.free_tokens_every_flow;
-            let s = &mut self.send[f.idx()];
             s.tokens.extend((0..free).map(|pkt| Token {
                 expires,
                 pkt,
@@ -565,21 +567,20 @@ impl Transport for Phost {
         }
         let rts = Self::ctrl(ctx, f, src, dst, RTS, n as u64, 0);
         ctx.send(rts);
-        self.host(src).sending.push(f);
-        self.try_send(ctx, src);
+        h.sending.push(f);
+        self.try_send(h, ctx);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut PhostHost, ctx: &mut Ctx, pkt: Packet) {
         let Header::Ctrl { kind, a, b } = pkt.header else {
             debug_assert!(false, "pHost got a foreign packet");
             return;
         };
         match kind {
-            RTS => self.open_recv(ctx, pkt.flow),
+            RTS => self.open_recv(h, ctx, pkt.flow),
             TOKEN => {
-                let f = pkt.flow;
-                let ttl = Self::times(Self::t_pkt(ctx, pkt.dst), self.params.token_timeout);
-                let s = &mut self.send[f.idx()];
+                let ttl = times(h.t_pkt, self.params.token_timeout);
+                let s = &mut h.send[self.slots.send(pkt.flow)];
                 if s.active {
                     s.tokens.push_back(Token {
                         expires: ctx.now() + ttl,
@@ -587,30 +588,29 @@ impl Transport for Phost {
                         seq: (a >> 32) as u32,
                     });
                     s.remaining = b;
-                    self.try_send(ctx, pkt.dst);
+                    self.try_send(h, ctx);
                 }
             }
-            DATA => self.on_data(ctx, pkt, a as u32, b),
+            DATA => self.on_data(h, ctx, pkt, a as u32, b),
             ACK => {
                 let f = pkt.flow;
-                let s = &mut self.send[f.idx()];
+                let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
                 s.tokens.clear();
-                let src = pkt.dst;
-                self.host(src).sending.retain(|&g| g != f);
+                h.sending.retain(|&g| g != f);
             }
             _ => debug_assert!(false, "unknown pHost packet"),
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, _kind: u8) {
-        let host = NodeId(id);
-        if self.host(host).slot_at == Some(ctx.now()) {
-            self.run_slot(ctx, host);
+    fn on_timer(&self, h: &mut PhostHost, ctx: &mut Ctx, id: u32, _kind: u8) {
+        debug_assert_eq!(id, ctx.host().0, "a pHost slot timer is its host's");
+        if h.slot_at == Some(ctx.now()) {
+            self.run_slot(h, ctx);
         }
     }
 
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        self.try_send(ctx, host);
+    fn on_nic_idle(&self, h: &mut PhostHost, ctx: &mut Ctx) {
+        self.try_send(h, ctx);
     }
 }
