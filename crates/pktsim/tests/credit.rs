@@ -9,7 +9,9 @@ use pktsim::net::port::PortStats;
 use pktsim::packet::NodeId;
 use pktsim::sim::Simulation;
 use pktsim::time::{Duration, Time};
-use pktsim::transport::credit::{CreditTransport, Design, ExpressPassConfig, FlashPassConfig};
+use pktsim::transport::credit::{
+    CreditProtocol, CreditTransport, Design, ExpressPassConfig, FlashPassConfig,
+};
 
 /// An N-to-1 "dumbbell" as an explicit topology: sender `i` reaches switch
 /// `s` over a link of `access[i]` one-way delay, `s` reaches the receiver
@@ -144,10 +146,8 @@ fn run_credit(
     Option<CreditLog>,
 ) {
     let exp = prepare(toml);
-    let mut t = CreditTransport::new(design, common);
-    if log {
-        t.credit_log = Some(Vec::new());
-    }
+    let mut t = CreditTransport::new(CreditProtocol::new(design, common));
+    t.protocol_mut().log_credits = log;
     let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
     sim.setup().expect("setup");
     let reason = sim.run(None);
@@ -157,7 +157,18 @@ fn run_credit(
         .iter()
         .map(|p| (p.owner, p.peer, p.stats.clone()))
         .collect();
-    let log = sim.transport.credit_log.take();
+    // Each host logs the credits it received; merged in time order (the
+    // order the run saw them in, hosts in host order at one instant).
+    let log = log.then(|| {
+        let mut all: CreditLog = sim
+            .transport
+            .hosts_mut()
+            .iter_mut()
+            .flat_map(|h| h.credit_log.take().expect("logging was on"))
+            .collect();
+        all.sort_by_key(|&(_, t)| t);
+        all
+    });
     let out = sim.finish(reason);
     assert_conserved(&out);
     (out, ports, log)

@@ -6,7 +6,7 @@ use pktsim::metrics::RunOutput;
 use pktsim::net::Network;
 use pktsim::sim::{Simulation, StopReason};
 use pktsim::time::{Duration, Time};
-use pktsim::transport::fastpass::{Fastpass, FastpassParams};
+use pktsim::transport::fastpass::{Fastpass, FastpassParams, FastpassProtocol, FastpassStats};
 
 /// One rack: `hosts` hosts on one switch, the last one the receiver. With
 /// Fastpass the config adds the arbiter as one more host on the switch.
@@ -63,11 +63,11 @@ fn arbiter_port_bytes(net: &Network) -> u64 {
 fn fastpass_sim(toml: &str, params: Option<FastpassParams>) -> Simulation<Fastpass> {
     let exp = prepare(toml);
     let t = match params {
-        Some(p) => Fastpass::new(p),
+        Some(p) => Fastpass::new(FastpassProtocol::new(p)),
         None => {
             let cfg = &exp.config.transport;
             assert_eq!(cfg.name(), "fastpass");
-            Fastpass::new(FastpassParams::default())
+            Fastpass::new(FastpassProtocol::new(FastpassParams::default()))
         }
     };
     Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
@@ -90,7 +90,7 @@ fn fastpass_switch_queues_hold_at_most_one_packet_while_tcp_builds_a_queue() {
     // packets only, one per sender.
     let arb_bytes = arbiter_port_bytes(&sim.net);
     assert!(arb_bytes <= 4 * 60, "{arb_bytes} B at the arbiter's port");
-    let stats = sim.transport.stats.clone();
+    let stats = FastpassStats::total(sim.transport.hosts());
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert_eq!(out.stop_reason, "all_flows_done");
@@ -159,7 +159,7 @@ fn a_slow_arbiter_allocates_fewer_slots_but_none_late() {
         &rack(3, "protocol = \"fastpass\"", &w),
         Some(params),
     ));
-    let stats = sim.transport.stats.clone();
+    let stats = FastpassStats::total(sim.transport.hosts());
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert_eq!(out.stop_reason, "all_flows_done");
@@ -214,7 +214,7 @@ fn lost_demands_are_resent_after_the_fcp_timeout_and_nothing_is_lost() {
         &rack(4, "protocol = \"fastpass\"", &w),
         Some(params),
     ));
-    let stats = sim.transport.stats.clone();
+    let stats = FastpassStats::total(sim.transport.hosts());
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert_eq!(stats.requests_dropped, 3);
@@ -266,7 +266,7 @@ fn path_selection_keeps_spine_queues_empty_where_ecmp_collides() {
         None,
     ));
     let q = max_switch_queue(&sim.net, true);
-    let conflicts = sim.transport.stats.path_conflicts;
+    let conflicts = FastpassStats::total(sim.transport.hosts()).path_conflicts;
     let out = sim.finish(reason);
     assert_conserved(&out);
     assert_eq!(out.stop_reason, "all_flows_done");

@@ -19,7 +19,7 @@
 //! (jitter j = 0.1), which breaks the phase-locking of many synchronous
 //! credit streams.
 
-use super::{CreditCommon, CreditConfigCommon, CreditTransport, Design};
+use super::{CreditCommon, CreditConfigCommon, CreditProtocol, CreditTransport, Design};
 use crate::error::{Error, Result};
 use crate::time::{Duration, Time};
 use crate::transport::{ProtocolConfig, SimSetup};
@@ -117,7 +117,10 @@ impl ExpressPassConfig {
 impl ProtocolConfig for ExpressPassConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
         let (xp, common) = self.params()?;
-        Ok(setup.run(CreditTransport::new(Design::ExpressPass(xp), common)))
+        Ok(setup.run(CreditTransport::new(CreditProtocol::new(
+            Design::ExpressPass(xp),
+            common,
+        ))))
     }
 }
 

@@ -36,7 +36,7 @@
 //! packet is ordinary. A packet not answered within 1.25 RTT + 1 ms (and
 //! T_wait at most) is lost.
 
-use super::{CreditCommon, CreditConfigCommon, CreditTransport, Design};
+use super::{CreditCommon, CreditConfigCommon, CreditProtocol, CreditTransport, Design};
 use crate::error::{Error, Result};
 use crate::time::{parse_duration, Duration, Time};
 use crate::transport::{ProtocolConfig, SimSetup};
@@ -127,7 +127,10 @@ impl FlashPassConfig {
 impl ProtocolConfig for FlashPassConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
         let (fp, common) = self.params()?;
-        Ok(setup.run(CreditTransport::new(Design::FlashPass(fp), common)))
+        Ok(setup.run(CreditTransport::new(CreditProtocol::new(
+            Design::FlashPass(fp),
+            common,
+        ))))
     }
 }
 

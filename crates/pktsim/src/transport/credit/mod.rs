@@ -34,7 +34,8 @@ use crate::engine::Rng;
 use crate::error::{Error, Result};
 use crate::packet::{flags, FlowId, Header, NodeId, Packet};
 use crate::time::{parse_duration, Duration, Time};
-use crate::transport::contract::{Ctx, Setup, Transport};
+use crate::transport::contract::{Ctx, Setup};
+use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -189,23 +190,44 @@ struct Receiver {
 }
 
 /// ExpressPass or FlashPass, with or without Aeolus, for every host and
-/// flow of a run.
-pub struct CreditTransport {
+/// flow of a run: the run loop's transport ([`CreditProtocol`] with one
+/// [`CreditHost`] per host).
+pub type CreditTransport = PerHost<CreditProtocol>;
+
+/// The run-wide part of a credit transport: its settings and the tables
+/// built at setup, read-only once the run starts. Everything that changes
+/// lives in the hosts' [`CreditHost`] states.
+pub struct CreditProtocol {
     design: Design,
     common: CreditCommon,
-    send: Vec<Sender>,
-    recv: Vec<Receiver>,
+    /// Each flow's place in its source's sender and its destination's
+    /// receiver table.
+    slots: FlowSlots,
     /// Base RTT (twice the path's propagation delay) per flow.
     base_rtt: Vec<Duration>,
     t_wait: Duration,
-    /// FlashPass: when each host may next send an emulation packet.
-    host_emu_free: Vec<Time>,
-    /// Each host's jitter stream (`transport.<protocol>.jitter`, instance
-    /// = host): a host's draws never depend on another host's.
-    rng: Vec<Rng>,
-    /// Event counts for `summary.json`.
+    /// Set before the run: every host logs the credits it receives
+    /// ([`CreditHost::credit_log`], tests).
+    pub log_credits: bool,
+}
+
+/// One host's state: the sender side of the flows it sends, the receiver
+/// side of those it receives, its emulation pacing, its jitter stream and
+/// its counts.
+pub struct CreditHost {
+    /// Senders of this host's outgoing flows, by [`FlowSlots::send`].
+    send: Vec<Sender>,
+    /// Receivers of this host's incoming flows, by [`FlowSlots::recv`].
+    recv: Vec<Receiver>,
+    /// FlashPass: when this host may next send an emulation packet.
+    emu_free: Time,
+    /// This host's jitter stream (`transport.<protocol>.jitter`, instance
+    /// = host): its draws never depend on another host's.
+    rng: Rng,
+    /// Event counts for `summary.json`, summed over hosts.
     stats: Stats,
-    /// When set, every credit's (sender host, arrival time) is logged (tests).
+    /// With [`CreditProtocol::log_credits`]: every credit this host received,
+    /// as (this host, arrival time), in arrival order.
     pub credit_log: Option<Vec<(NodeId, Time)>>,
 }
 
@@ -223,24 +245,36 @@ struct Stats {
     timeouts: u64,
 }
 
+impl Stats {
+    /// Add another host's counts.
+    fn add(&mut self, o: &Stats) {
+        self.credits_sent += o.credits_sent;
+        self.credits_used += o.credits_used;
+        self.credits_wasted += o.credits_wasted;
+        self.emulation_sent += o.emulation_sent;
+        self.emulation_overprovisioned += o.emulation_overprovisioned;
+        self.data_late += o.data_late;
+        self.unscheduled_sent += o.unscheduled_sent;
+        self.unscheduled_lost += o.unscheduled_lost;
+        self.nacked += o.nacked;
+        self.timeouts += o.timeouts;
+    }
+}
+
 fn n_packets(size: u64, mss: u32) -> u32 {
     size.div_ceil(mss as u64).max(1) as u32
 }
 
-impl CreditTransport {
-    /// A transport of `design` with the shared settings `common`.
+impl CreditProtocol {
+    /// A protocol of `design` with the shared settings `common`.
     pub fn new(design: Design, common: CreditCommon) -> Self {
-        CreditTransport {
+        CreditProtocol {
             design,
             common,
-            send: Vec::new(),
-            recv: Vec::new(),
+            slots: FlowSlots::default(),
             base_rtt: Vec::new(),
             t_wait: Duration::ZERO,
-            host_emu_free: Vec::new(),
-            rng: Vec::new(),
-            stats: Stats::default(),
-            credit_log: None,
+            log_credits: false,
         }
     }
 
@@ -257,12 +291,12 @@ impl CreditTransport {
         ctx.host_rate(host).bps() as f64 * self.common.credit_share
     }
 
-    /// The gap before `host`'s next credit or emulation packet at `rate`
-    /// bit/s, jittered from `host`'s own stream.
-    fn gap(&mut self, host: NodeId, rate: f64) -> Duration {
+    /// The gap before the host's next credit or emulation packet at `rate`
+    /// bit/s, jittered from the host's own stream.
+    fn gap(&self, h: &mut CreditHost, rate: f64) -> Duration {
         let j = self.common.jitter;
         let scale = if j > 0.0 {
-            1.0 + j * (2.0 * self.rng[host.idx()].uniform() - 1.0)
+            1.0 + j * (2.0 * h.rng.uniform() - 1.0)
         } else {
             1.0
         };
@@ -270,8 +304,8 @@ impl CreditTransport {
         Duration(((secs * 1e12).round() as u64).max(1))
     }
 
-    fn arm_rto(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let s = &mut self.send[f.idx()];
+    fn arm_rto(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
         s.last_activity = ctx.now();
         if s.rto_at.is_none() {
             let at = ctx.now() + self.common.rto;
@@ -282,8 +316,15 @@ impl CreditTransport {
 
     /// Send one data packet of `f` for a credit (`credit_seq`, `credit_time`):
     /// returns false if nothing was left (a wasted credit).
-    fn send_scheduled(&mut self, ctx: &mut Ctx, f: FlowId, credit_seq: u32, echo: Time) -> bool {
-        let s = &mut self.send[f.idx()];
+    fn send_scheduled(
+        &self,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        credit_seq: u32,
+        echo: Time,
+    ) -> bool {
+        let s = &mut h.send[self.slots.send(f)];
         if !s.active {
             return false;
         }
@@ -312,18 +353,18 @@ impl CreditTransport {
             ctx.count_retransmit(f);
         }
         ctx.send(p);
-        self.stats.credits_used += 1;
-        self.arm_rto(ctx, f);
-        self.maybe_stop(ctx, f);
+        h.stats.credits_used += 1;
+        self.arm_rto(h, ctx, f);
+        self.maybe_stop(h, ctx, f);
         true
     }
 
     /// ExpressPass: tell the receiver to stop crediting once all is sent.
-    fn maybe_stop(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn maybe_stop(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         if !matches!(self.design, Design::ExpressPass(_)) {
             return;
         }
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         if s.stop_sent || s.has_work() || !s.first.all_resolved() || s.first.sending {
             return;
         }
@@ -344,8 +385,8 @@ impl CreditTransport {
     }
 
     /// Aeolus: the next unscheduled packet at line rate, then the probe.
-    fn send_unscheduled(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let s = &mut self.send[f.idx()];
+    fn send_unscheduled(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
         if !s.active || !s.first.sending {
             return;
         }
@@ -363,16 +404,16 @@ impl CreditTransport {
             let p = ctx.data_packet(f, idx as u64 * mss, u64::MAX, header);
             let tx = ctx.host_rate(p.src).tx_time(p.size as u64);
             ctx.send(p);
-            self.stats.unscheduled_sent += 1;
-            self.arm_rto(ctx, f);
+            h.stats.unscheduled_sent += 1;
+            self.arm_rto(h, ctx, f);
             ctx.set_timer(ctx.now() + tx, f.0, T_UNSCHED);
             return;
         }
-        self.end_unscheduled(ctx, f);
+        self.end_unscheduled(h, ctx, f);
     }
 
-    fn end_unscheduled(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let s = &mut self.send[f.idx()];
+    fn end_unscheduled(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
         if !s.first.sending {
             return;
         }
@@ -393,29 +434,30 @@ impl CreditTransport {
             );
             ctx.send(p);
         }
-        self.ensure_emulation(ctx, f);
+        self.ensure_emulation(h, ctx, f);
     }
 
     /// FlashPass: keep emulating while data remain uncovered.
-    fn ensure_emulation(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn ensure_emulation(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         if !matches!(self.design, Design::FlashPass(_)) {
             return;
         }
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         if s.active && s.emu.timer_at.is_none() && s.uncovered() > 0 {
             s.emu.timer_at = Some(ctx.now());
             ctx.set_timer(ctx.now(), f.0, T_EMU);
         }
     }
 
-    fn emulate(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn emulate(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let Design::FlashPass(fp) = &self.design else {
             return;
         };
         let (over, max_loss) = (fp.over_provisioning, fp.max_target_loss);
         let now = ctx.now();
         let t_wait = self.t_wait;
-        let s = &mut self.send[f.idx()];
+        let si = self.slots.send(f);
+        let s = &mut h.send[si];
         s.emu.timer_at = None;
         if !s.active || s.uncovered() <= 0 {
             return;
@@ -426,16 +468,16 @@ impl CreditTransport {
         // bunch where the emulation packets were spread out (§III-B: data
         // cross every link T_wait after their emulation packet).
         let src = ctx.flow(f).src;
-        let free = self.host_emu_free[src.idx()];
+        let free = h.emu_free;
         if free > now {
-            self.send[f.idx()].emu.timer_at = Some(free);
+            h.send[si].emu.timer_at = Some(free);
             ctx.set_timer(free, f.0, T_EMU);
             return;
         }
         let slot =
             Duration((Self::credit_bits() / self.max_credit_rate(ctx, src) * 1e12).round() as u64);
-        self.host_emu_free[src.idx()] = now + slot;
-        let s = &mut self.send[f.idx()];
+        h.emu_free = now + slot;
+        let s = &mut h.send[si];
         // A credit comes back within the RTT plus the queues' few packets.
         let patience = Duration(s.emu.rtt.ps() / 4 * 5) + Duration::from_ms(1);
         let patience = patience.min(t_wait.max(Duration::from_ms(1)));
@@ -445,7 +487,6 @@ impl CreditTransport {
         let ordinary = !over || expected < s.uncovered() as f64;
         let seq = s.emu.note_sent(now, ordinary);
         let spec = ctx.flow(f);
-        let src = spec.src;
         let mut p = message(
             ctx,
             f,
@@ -459,38 +500,38 @@ impl CreditTransport {
         );
         if !ordinary {
             p.flags &= !flags::ECT;
-            self.stats.emulation_overprovisioned += 1;
+            h.stats.emulation_overprovisioned += 1;
         }
         ctx.send(p);
-        self.stats.emulation_sent += 1;
-        let rate = self.send[f.idx()].emu.rate;
-        let at = now + self.gap(src, rate);
-        self.send[f.idx()].emu.timer_at = Some(at);
+        h.stats.emulation_sent += 1;
+        let rate = h.send[si].emu.rate;
+        let at = now + self.gap(h, rate);
+        h.send[si].emu.timer_at = Some(at);
         ctx.set_timer(at, f.0, T_EMU);
     }
 
-    fn fp_credit(&mut self, ctx: &mut Ctx, f: FlowId, t: Time, seq: u32) {
+    fn fp_credit(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, t: Time, seq: u32) {
         let Design::FlashPass(fp) = &self.design else {
             return;
         };
-        let fp = fp.clone();
         let now = ctx.now();
         let t_wait = self.t_wait;
-        let s = &mut self.send[f.idx()];
+        let si = self.slots.send(f);
+        let s = &mut h.send[si];
         if !s.active {
-            self.stats.credits_wasted += 1;
+            h.stats.credits_wasted += 1;
             return;
         }
         s.emu.on_credit(seq, t, now);
-        s.emu.control(&fp, Self::credit_bits(), now);
-        self.end_unscheduled(ctx, f);
-        let s = &mut self.send[f.idx()];
+        s.emu.control(fp, Self::credit_bits(), now);
+        self.end_unscheduled(h, ctx, f);
         // Send time calibration: the data leaves at T + T_wait.
         let at = t + t_wait;
         if at < now {
-            self.stats.data_late += 1;
+            h.stats.data_late += 1;
         }
         let at = at.max(now);
+        let s = &mut h.send[si];
         s.sched.push_back(at);
         if s.send_timer_at.is_none() {
             s.send_timer_at = Some(at);
@@ -498,40 +539,40 @@ impl CreditTransport {
         }
     }
 
-    fn fp_send_due(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn fp_send_due(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
-        self.send[f.idx()].send_timer_at = None;
-        while let Some(&at) = self.send[f.idx()].sched.front() {
+        let si = self.slots.send(f);
+        h.send[si].send_timer_at = None;
+        while let Some(&at) = h.send[si].sched.front() {
             if at > now {
-                self.send[f.idx()].send_timer_at = Some(at);
+                h.send[si].send_timer_at = Some(at);
                 ctx.set_timer(at, f.0, T_SEND);
                 return;
             }
-            self.send[f.idx()].sched.pop_front();
-            if !self.send_scheduled(ctx, f, 0, now) {
-                self.stats.credits_wasted += 1;
+            h.send[si].sched.pop_front();
+            if !self.send_scheduled(h, ctx, f, 0, now) {
+                h.stats.credits_wasted += 1;
             }
         }
     }
 
     /// ExpressPass receiver: send one credit and pace the next.
-    fn xp_credit(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn xp_credit(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let Design::ExpressPass(xp) = &self.design else {
             return;
         };
-        let xp = xp.clone();
         let now = ctx.now();
-        let r = &mut self.recv[f.idx()];
+        let ri = self.slots.recv(f);
+        let r = &mut h.recv[ri];
         r.credits.timer_at = None;
         if !r.credits.on || r.done {
             return;
         }
-        r.credits.feedback(&xp, Self::credit_bits(), now);
+        r.credits.feedback(xp, Self::credit_bits(), now);
         r.credits.seq += 1;
         let seq = r.credits.seq;
         let rate = r.credits.rate;
         let spec = ctx.flow(f);
-        let dst = spec.dst;
         let p = message(
             ctx,
             f,
@@ -544,32 +585,31 @@ impl CreditTransport {
             Lane::Credit,
         );
         ctx.send(p);
-        self.stats.credits_sent += 1;
-        let at = now + self.gap(dst, rate);
-        self.recv[f.idx()].credits.timer_at = Some(at);
+        h.stats.credits_sent += 1;
+        let at = now + self.gap(h, rate);
+        h.recv[ri].credits.timer_at = Some(at);
         ctx.set_timer(at, f.0, T_CREDIT);
     }
 
-    fn xp_start_credits(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn xp_start_credits(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let Design::ExpressPass(xp) = &self.design else {
             return;
         };
-        let xp = xp.clone();
         let dst = ctx.flow(f).dst;
         let max = self.max_credit_rate(ctx, dst);
         let rtt = self.base_rtt[f.idx()].max(Duration::from_us(1));
-        let r = &mut self.recv[f.idx()];
+        let r = &mut h.recv[self.slots.recv(f)];
         if r.done {
             return;
         }
-        r.credits.start(&xp, max, rtt, ctx.now());
+        r.credits.start(xp, max, rtt, ctx.now());
         if r.credits.timer_at.is_none() {
-            self.xp_credit(ctx, f);
+            self.xp_credit(h, ctx, f);
         }
     }
 
-    fn open_recv(&mut self, ctx: &Ctx, f: FlowId) {
-        let r = &mut self.recv[f.idx()];
+    fn open_recv(&self, h: &mut CreditHost, ctx: &Ctx, f: FlowId) {
+        let r = &mut h.recv[self.slots.recv(f)];
         if !r.started {
             r.started = true;
             let spec = ctx.flow(f);
@@ -594,59 +634,58 @@ impl CreditTransport {
     }
 
     /// NACK every missing packet in `lo..hi`, one message per run.
-    fn nack_range(&mut self, ctx: &mut Ctx, f: FlowId, lo: u32, hi: u32) -> bool {
+    fn nack_range(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, lo: u32, hi: u32) -> bool {
+        let ri = self.slots.recv(f);
         let mut any = false;
         let mut i = lo;
         while i < hi {
-            if self.recv[f.idx()].received[i as usize] {
+            if h.recv[ri].received[i as usize] {
                 i += 1;
                 continue;
             }
             let start = i;
-            while i < hi && !self.recv[f.idx()].received[i as usize] {
+            while i < hi && !h.recv[ri].received[i as usize] {
                 i += 1;
             }
             self.reply(ctx, f, wire::NACK, start as u64, i - start);
-            self.stats.nacked += (i - start) as u64;
+            h.stats.nacked += (i - start) as u64;
             any = true;
         }
-        if any && !self.recv[f.idx()].credits.on {
-            self.xp_start_credits(ctx, f);
+        if any && !h.recv[ri].credits.on {
+            self.xp_start_credits(h, ctx, f);
         }
-        if any && self.recv[f.idx()].renack_at.is_none() {
+        if any && h.recv[ri].renack_at.is_none() {
             let at = ctx.now() + self.common.rto;
-            self.recv[f.idx()].renack_at = Some(at);
+            h.recv[ri].renack_at = Some(at);
             ctx.set_timer(at, f.0, T_RENACK);
         }
         any
     }
 
-    fn on_data(&mut self, ctx: &mut Ctx, pkt: Packet, a: u64, credit_seq: u32) {
+    fn on_data(&self, h: &mut CreditHost, ctx: &mut Ctx, pkt: Packet, a: u64, credit_seq: u32) {
         let f = pkt.flow;
-        self.open_recv(ctx, f);
+        self.open_recv(h, ctx, f);
+        let ri = self.slots.recv(f);
         let idx = a as u32;
         let first_scheduled = (a >> 32) as u32;
         let now = ctx.now();
         let unscheduled = !pkt.has(flags::ECT);
-        {
-            let r = &mut self.recv[f.idx()];
-            r.credits.on_echo(credit_seq, now - pkt.sent_at);
-        }
+        h.recv[ri].credits.on_echo(credit_seq, now - pkt.sent_at);
         if unscheduled {
             self.reply(ctx, f, wire::ACK, idx as u64, 0);
         } else if !pkt.has(flags::RETX) {
             // New scheduled packets leave in index order on one FIFO path:
             // the ones skipped since the last arrival were lost.
-            let lo = self.recv[f.idx()].sched_next.max(first_scheduled);
+            let lo = h.recv[ri].sched_next.max(first_scheduled);
             if lo < idx {
-                self.nack_range(ctx, f, lo, idx);
+                self.nack_range(h, ctx, f, lo, idx);
             }
-            let r = &mut self.recv[f.idx()];
+            let r = &mut h.recv[ri];
             r.sched_next = r.sched_next.max(idx + 1);
         }
         let mss = ctx.format().mss as u64;
         let size = ctx.flow(f).size;
-        let r = &mut self.recv[f.idx()];
+        let r = &mut h.recv[ri];
         let i = idx as usize;
         if i >= r.received.len() || r.received[i] {
             return;
@@ -669,22 +708,22 @@ impl CreditTransport {
     /// highest packet received (a lost retransmission leaves no gap for
     /// later arrivals to show; ExpressPass' receiver repeats its NACK every
     /// `retransmit_timeout_` while the gap persists).
-    fn on_renack(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let r = &mut self.recv[f.idx()];
+    fn on_renack(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let r = &mut h.recv[self.slots.recv(f)];
         r.renack_at = None;
         if r.done {
             return;
         }
         let (lo, hi) = (r.until, r.sched_next);
         if lo < hi {
-            self.nack_range(ctx, f, lo, hi);
+            self.nack_range(h, ctx, f, lo, hi);
         }
     }
 
-    fn on_rto(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn on_rto(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
         let rto = self.common.rto;
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         s.rto_at = None;
         if !s.active {
             return;
@@ -695,8 +734,8 @@ impl CreditTransport {
             ctx.set_timer(due, f.0, T_RTO);
             return;
         }
-        self.stats.timeouts += 1;
-        let sent = self.send[f.idx()].next_new;
+        let sent = s.next_new;
+        h.stats.timeouts += 1;
         let spec = ctx.flow(f);
         let p = message(
             ctx,
@@ -710,11 +749,13 @@ impl CreditTransport {
             Lane::Control,
         );
         ctx.send(p);
-        self.arm_rto(ctx, f);
+        self.arm_rto(h, ctx, f);
     }
 }
 
-impl Transport for CreditTransport {
+impl HostProtocol for CreditProtocol {
+    type Host = CreditHost;
+
     fn name(&self) -> &'static str {
         match self.design {
             Design::ExpressPass(_) => "expresspass",
@@ -724,18 +765,13 @@ impl Transport for CreditTransport {
 
     fn setup(&mut self, env: &Setup) -> Result<()> {
         let n = env.n_flows();
-        self.send = vec![Sender::default(); n];
-        self.recv = vec![Receiver::default(); n];
+        self.slots = FlowSlots::new(env);
         self.base_rtt = (0..n)
             .map(|i| {
                 let spec = env.flow(FlowId(i as u32));
                 env.path_delay(spec.src, spec.dst).times(2)
             })
             .collect();
-        self.rng = (0..env.n_hosts() as u64)
-            .map(|h| env.rng("jitter", h))
-            .collect();
-        self.host_emu_free = vec![Time::ZERO; env.n_hosts() as usize];
         if let Design::FlashPass(fp) = &self.design {
             self.t_wait = match fp.t_wait {
                 Some(t) => t,
@@ -752,7 +788,18 @@ impl Transport for CreditTransport {
         Ok(())
     }
 
-    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn new_host(&self, env: &Setup, host: NodeId) -> CreditHost {
+        CreditHost {
+            send: vec![Sender::default(); self.slots.n_send(host)],
+            recv: vec![Receiver::default(); self.slots.n_recv(host)],
+            emu_free: Time::ZERO,
+            rng: env.rng("jitter", host.0 as u64),
+            stats: Stats::default(),
+            credit_log: self.log_credits.then(Vec::new),
+        }
+    }
+
+    fn start_flow(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let spec = ctx.flow(f);
         let (src, dst, size) = (spec.src, spec.dst, spec.size);
         let mss = ctx.format().mss;
@@ -769,7 +816,7 @@ impl Transport for CreditTransport {
         let max_rate = self.max_credit_rate(ctx, src);
         let rtt = self.base_rtt[f.idx()].max(Duration::from_us(1));
         let now = ctx.now();
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         s.n = n;
         s.active = true;
         s.queued = vec![false; n as usize];
@@ -789,14 +836,14 @@ impl Transport for CreditTransport {
             );
             ctx.send(p);
         }
-        self.arm_rto(ctx, f);
+        self.arm_rto(h, ctx, f);
         if cap > 0 {
-            self.send_unscheduled(ctx, f);
+            self.send_unscheduled(h, ctx, f);
         }
-        self.ensure_emulation(ctx, f);
+        self.ensure_emulation(h, ctx, f);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut CreditHost, ctx: &mut Ctx, pkt: Packet) {
         let Header::Ctrl { kind, a, b } = pkt.header else {
             debug_assert!(false, "credit transport got a foreign packet");
             return;
@@ -804,26 +851,26 @@ impl Transport for CreditTransport {
         let f = pkt.flow;
         match kind {
             wire::REQ => {
-                self.open_recv(ctx, f);
-                self.xp_start_credits(ctx, f);
+                self.open_recv(h, ctx, f);
+                self.xp_start_credits(h, ctx, f);
             }
             wire::STOP => {
-                self.recv[f.idx()].credits.on = false;
+                h.recv[self.slots.recv(f)].credits.on = false;
             }
             wire::CREDIT => {
-                if let Some(log) = self.credit_log.as_mut() {
+                if let Some(log) = h.credit_log.as_mut() {
                     log.push((pkt.dst, ctx.now()));
                 }
                 // A credit alone is no progress: one that finds nothing to
                 // send must not hold off the timeout that repairs a hole.
                 match self.design {
                     Design::ExpressPass(_) => {
-                        self.end_unscheduled(ctx, f);
-                        if !self.send_scheduled(ctx, f, a as u32, pkt.sent_at) {
-                            self.stats.credits_wasted += 1;
+                        self.end_unscheduled(h, ctx, f);
+                        if !self.send_scheduled(h, ctx, f, a as u32, pkt.sent_at) {
+                            h.stats.credits_wasted += 1;
                         }
                     }
-                    Design::FlashPass(_) => self.fp_credit(ctx, f, Time(a), b),
+                    Design::FlashPass(_) => self.fp_credit(h, ctx, f, Time(a), b),
                 }
             }
             wire::EMU => {
@@ -841,11 +888,12 @@ impl Transport for CreditTransport {
                     Lane::Control,
                 );
                 ctx.send(p);
-                self.stats.credits_sent += 1;
+                h.stats.credits_sent += 1;
             }
-            wire::DATA => self.on_data(ctx, pkt, a, b),
+            wire::DATA => self.on_data(h, ctx, pkt, a, b),
             wire::ACK | wire::PROBE_ACK => {
-                let s = &mut self.send[f.idx()];
+                let si = self.slots.send(f);
+                let s = &mut h.send[si];
                 s.last_activity = ctx.now();
                 let mut lost = Vec::new();
                 if kind == wire::ACK {
@@ -853,28 +901,29 @@ impl Transport for CreditTransport {
                 } else if a != wire::STATUS {
                     s.first.on_probe_ack(a as u32, &mut |i| lost.push(i));
                 }
-                self.stats.unscheduled_lost += lost.len() as u64;
+                h.stats.unscheduled_lost += lost.len() as u64;
                 for i in lost {
-                    self.send[f.idx()].push_retx(i);
+                    h.send[si].push_retx(i);
                 }
-                self.ensure_emulation(ctx, f);
-                self.maybe_stop(ctx, f);
+                self.ensure_emulation(h, ctx, f);
+                self.maybe_stop(h, ctx, f);
             }
             wire::PROBE => {
-                self.open_recv(ctx, f);
+                self.open_recv(h, ctx, f);
+                let ri = self.slots.recv(f);
                 if a == wire::STATUS {
-                    if self.recv[f.idx()].done {
+                    if h.recv[ri].done {
                         self.reply(ctx, f, wire::DONE, 0, 0);
                     } else {
                         // Only what the sender has sent (`b`): the rest is
                         // not missing, just not sent yet.
-                        let n = self.recv[f.idx()].received.len() as u32;
-                        let lo = self.recv[f.idx()].until;
-                        self.nack_range(ctx, f, lo, n.min(b));
+                        let n = h.recv[ri].received.len() as u32;
+                        let lo = h.recv[ri].until;
+                        self.nack_range(h, ctx, f, lo, n.min(b));
                         // ExpressPass: a lost request (or stop) left the
                         // flow without credits; the probe restarts them.
-                        if !self.recv[f.idx()].credits.on {
-                            self.xp_start_credits(ctx, f);
+                        if !h.recv[ri].credits.on {
+                            self.xp_start_credits(h, ctx, f);
                         }
                     }
                 } else {
@@ -882,16 +931,16 @@ impl Transport for CreditTransport {
                 }
             }
             wire::NACK => {
-                let s = &mut self.send[f.idx()];
+                let s = &mut h.send[self.slots.send(f)];
                 s.last_activity = ctx.now();
                 for i in a as u32..(a as u32).saturating_add(b) {
                     s.push_retx(i);
                 }
                 s.stop_sent = false;
-                self.ensure_emulation(ctx, f);
+                self.ensure_emulation(h, ctx, f);
             }
             wire::DONE => {
-                let s = &mut self.send[f.idx()];
+                let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
                 s.retx.clear();
                 s.sched.clear();
@@ -900,22 +949,31 @@ impl Transport for CreditTransport {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+    fn on_timer(&self, h: &mut CreditHost, ctx: &mut Ctx, id: u32, kind: u8) {
+        // The timer id is the flow: the host is its receiver for credit
+        // pacing and re-NACKs, its sender for the rest.
         let f = FlowId(id);
         let now = Some(ctx.now());
         match kind {
-            T_CREDIT if self.recv[f.idx()].credits.timer_at == now => self.xp_credit(ctx, f),
-            T_EMU if self.send[f.idx()].emu.timer_at == now => self.emulate(ctx, f),
-            T_SEND if self.send[f.idx()].send_timer_at == now => self.fp_send_due(ctx, f),
-            T_UNSCHED => self.send_unscheduled(ctx, f),
-            T_RTO if self.send[f.idx()].rto_at == now => self.on_rto(ctx, f),
-            T_RENACK if self.recv[f.idx()].renack_at == now => self.on_renack(ctx, f),
+            T_CREDIT if h.recv[self.slots.recv(f)].credits.timer_at == now => {
+                self.xp_credit(h, ctx, f)
+            }
+            T_EMU if h.send[self.slots.send(f)].emu.timer_at == now => self.emulate(h, ctx, f),
+            T_SEND if h.send[self.slots.send(f)].send_timer_at == now => {
+                self.fp_send_due(h, ctx, f)
+            }
+            T_UNSCHED => self.send_unscheduled(h, ctx, f),
+            T_RTO if h.send[self.slots.send(f)].rto_at == now => self.on_rto(h, ctx, f),
+            T_RENACK if h.recv[self.slots.recv(f)].renack_at == now => self.on_renack(h, ctx, f),
             _ => {}
         }
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        let s = &self.stats;
+    fn counters(&self, hosts: &[CreditHost]) -> Vec<(&'static str, u64)> {
+        let mut s = Stats::default();
+        for h in hosts {
+            s.add(&h.stats);
+        }
         let mut v = vec![
             ("credits_sent", s.credits_sent),
             ("credits_used", s.credits_used),
@@ -927,7 +985,11 @@ impl Transport for CreditTransport {
             v.push(("emulation_sent", s.emulation_sent));
             v.push(("emulation_overprovisioned", s.emulation_overprovisioned));
             v.push(("data_after_t_wait", s.data_late));
-            let lost: u64 = self.send.iter().map(|x| x.emu.lost_total).sum();
+            let lost: u64 = hosts
+                .iter()
+                .flat_map(|h| &h.send)
+                .map(|x| x.emu.lost_total)
+                .sum();
             v.push(("emulation_lost", lost));
         }
         if self.common.aeolus_bdp.is_some() {

@@ -2,8 +2,8 @@
 //! (written once, here) and their validation into [`FastpassParams`] and
 //! [`EpochParams`].
 
-use super::epoch::{EpochModel, EpochParams};
-use super::{Fastpass, FastpassParams};
+use super::epoch::{EpochModel, EpochParams, EpochProtocol};
+use super::{Fastpass, FastpassParams, FastpassProtocol};
 use crate::error::{Error, Result};
 use crate::packet::NodeId;
 use crate::time::{parse_duration, Duration};
@@ -203,8 +203,10 @@ impl ProtocolConfig for FastpassConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
         let params = self.params()?;
         Ok(match self.model {
-            FastpassModel::Arbiter => setup.run(Fastpass::new(params)),
-            FastpassModel::PhostEpoch => setup.run(EpochModel::new(self.epoch_params())),
+            FastpassModel::Arbiter => setup.run(Fastpass::new(FastpassProtocol::new(params))),
+            FastpassModel::PhostEpoch => {
+                setup.run(EpochModel::new(EpochProtocol::new(self.epoch_params())))
+            }
         })
     }
 

@@ -18,12 +18,14 @@
 //! tells the arbiter to forget the flow. No path selection (packets follow
 //! the network's load balancing) and no compute time.
 
+use super::mailbox::{Mailbox, MessageSeq};
 use super::{ctrl, n_packets, RecvFlow, NO_FLOW};
 use crate::packet::{FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
-use crate::transport::contract::{Ctx, Transport};
+use crate::transport::contract::{Ctx, Setup};
+use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 const RTS: u8 = 0;
 const SCHEDULE: u8 = 1;
@@ -127,79 +129,76 @@ impl SendFlow {
     }
 }
 
+/// The arbiter's state: part of the arbiter host's state.
 #[derive(Clone, Debug, Default)]
-struct Host {
-    due: BinaryHeap<Reverse<(Time, FlowId)>>,
-    send_at: Option<Time>,
+struct EpochArbiter {
+    /// Flows it schedules, with its view of their remaining packets.
+    active: Vec<Contender>,
+    ticking: bool,
 }
 
-/// The pHost paper's Fastpass model, for every host and flow of a run.
-pub struct EpochModel {
+/// A schedule message: the epoch it is for, and (slot, flow) pairs.
+type Schedule = (Time, Vec<(u32, FlowId)>);
+
+/// The pHost paper's Fastpass model, for every host and flow of a run: the
+/// run loop's transport ([`EpochProtocol`] with one [`EpochHost`] per host).
+pub type EpochModel = PerHost<EpochProtocol>;
+
+/// The run-wide part of the epoch model: its settings, the tables built at
+/// setup and the mailbox of schedules in flight.
+pub struct EpochProtocol {
     params: EpochParams,
     epoch: Duration,
     spacing: Duration,
     arbiter: NodeId,
-    started: bool,
-    hosts: Vec<Host>,
+    n_hosts: usize,
+    /// Each flow's place in its source's sender and its destination's
+    /// receiver table.
+    slots: FlowSlots,
+    /// Schedules on the wire (see [`Mailbox`]).
+    schedules: Mailbox<Schedule>,
+}
+
+/// One host's state: its due packets, the flows it sends and receives, its
+/// message numbering, and, on the arbiter host, the arbiter.
+#[derive(Clone, Debug, Default)]
+pub struct EpochHost {
+    due: BinaryHeap<Reverse<(Time, FlowId)>>,
+    send_at: Option<Time>,
+    /// Senders of this host's outgoing flows, by [`FlowSlots::send`].
     send: Vec<SendFlow>,
+    /// Receivers of this host's incoming flows, by [`FlowSlots::recv`].
     recv: Vec<RecvFlow>,
-    /// Flows the arbiter schedules, with its view of their remaining packets.
-    active: Vec<Contender>,
-    ticking: bool,
-    /// Schedule messages: the epoch they are for, and (slot, flow) pairs.
-    schedules: HashMap<u64, (Time, Vec<(u32, FlowId)>)>,
-    next_msg: u64,
-    /// Schedule packets sent by the arbiter.
+    /// Sequence numbers of the schedules this host sends.
+    seq: MessageSeq,
+    /// The arbiter, on the arbiter host.
+    arb: Option<EpochArbiter>,
+    /// Schedule packets sent by this host (the arbiter).
     pub schedules_sent: u64,
-    /// Re-requests after the one-epoch wait.
+    /// Re-requests of this host's flows after the one-epoch wait.
     pub rerequests: u64,
 }
 
-impl EpochModel {
-    /// A transport with these parameters.
+impl EpochProtocol {
+    /// A protocol with these parameters.
     pub fn new(params: EpochParams) -> Self {
-        EpochModel {
+        EpochProtocol {
             params,
             epoch: Duration::ZERO,
             spacing: Duration::ZERO,
             arbiter: NodeId(0),
-            started: false,
-            hosts: Vec::new(),
-            send: Vec::new(),
-            recv: Vec::new(),
-            active: Vec::new(),
-            ticking: false,
-            schedules: HashMap::new(),
-            next_msg: 0,
-            schedules_sent: 0,
-            rerequests: 0,
+            n_hosts: 0,
+            slots: FlowSlots::default(),
+            schedules: Mailbox::default(),
         }
     }
 
-    /// Epoch duration in force (after the first flow started).
+    /// Epoch duration in force (after setup).
     pub fn epoch(&self) -> Duration {
         self.epoch
     }
 
-    fn init(&mut self, ctx: &Ctx) {
-        if self.started {
-            return;
-        }
-        self.started = true;
-        let n = ctx.n_hosts();
-        self.arbiter = self.params.arbiter.unwrap_or(NodeId(n - 1));
-        let rate = ctx.host_rate(self.arbiter);
-        let es = self.params.epoch_slots as u64;
-        // (epoch_slots + 0.5) slots, computed on twice the bytes.
-        let twice = rate.tx_time(self.params.slot_bytes as u64 * (2 * es + 1));
-        self.epoch = Duration::from_ps(twice.ps() / 2);
-        self.spacing = Duration::from_ps(self.epoch.ps() / es);
-        self.hosts = vec![Host::default(); n as usize];
-        self.send = vec![SendFlow::default(); ctx.n_flows()];
-        self.recv = vec![RecvFlow::default(); ctx.n_flows()];
-    }
-
-    fn rts(&mut self, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
+    fn rts(&self, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
         let src = ctx.flow(f).src;
         let header = ctx.format().header;
         let mut p = ctrl(ctx, f, src, self.arbiter, header, RTS, remaining as u64);
@@ -211,16 +210,20 @@ impl EpochModel {
         ctx.send(p);
     }
 
-    fn on_rts(&mut self, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
-        let pos = self.active.iter().position(|c| c.flow == f);
+    fn on_rts(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
+        let Some(arb) = h.arb.as_mut() else {
+            debug_assert!(false, "an RTS reached a host that is not the arbiter");
+            return;
+        };
+        let pos = arb.active.iter().position(|c| c.flow == f);
         match (pos, done) {
             (Some(i), true) => {
-                self.active.swap_remove(i);
+                arb.active.swap_remove(i);
             }
-            (Some(i), false) => self.active[i].remaining = remaining,
+            (Some(i), false) => arb.active[i].remaining = remaining,
             (None, false) => {
                 let s = ctx.flow(f);
-                self.active.push(Contender {
+                arb.active.push(Contender {
                     remaining,
                     src: s.src.0,
                     dst: s.dst.0,
@@ -229,8 +232,8 @@ impl EpochModel {
             }
             (None, true) => {}
         }
-        if !self.ticking && self.active.iter().any(|c| c.remaining > 0) {
-            self.ticking = true;
+        if !arb.ticking && arb.active.iter().any(|c| c.remaining > 0) {
+            arb.ticking = true;
             // The arbiter's epochs are on a global clock.
             let e = self.epoch.ps();
             let next = Time(ctx.now().ps().div_ceil(e) * e);
@@ -239,9 +242,9 @@ impl EpochModel {
     }
 
     /// An epoch boundary: schedule the next epoch and tell the sources.
-    fn tick(&mut self, ctx: &mut Ctx) {
-        let n = self.hosts.len();
-        let plan = match_epoch(&mut self.active, self.params.epoch_slots, n);
+    fn tick(&self, h: &mut EpochHost, ctx: &mut Ctx) {
+        let Some(arb) = h.arb.as_mut() else { return };
+        let plan = match_epoch(&mut arb.active, self.params.epoch_slots, self.n_hosts);
         let mut per_src: Vec<(u32, u32, FlowId)> = Vec::new();
         for (slot, flows) in plan.iter().enumerate() {
             for &f in flows {
@@ -257,24 +260,24 @@ impl EpochModel {
             while j < per_src.len() && per_src[j].0 == s {
                 j += 1;
             }
-            let id = self.next_msg;
-            self.next_msg += 1;
+            let seq = h.seq.next();
             let list = per_src[i..j].iter().map(|&(_, k, f)| (k, f)).collect();
-            self.schedules.insert(id, (ctx.now() + self.epoch, list));
-            let p = ctrl(ctx, NO_FLOW, self.arbiter, NodeId(s), header, SCHEDULE, id);
+            self.schedules
+                .post(self.arbiter, seq, (ctx.now() + self.epoch, list));
+            let p = ctrl(ctx, NO_FLOW, self.arbiter, NodeId(s), header, SCHEDULE, seq);
             ctx.send(p);
-            self.schedules_sent += 1;
+            h.schedules_sent += 1;
             i = j;
         }
-        if self.active.iter().any(|c| c.remaining > 0) {
+        if arb.active.iter().any(|c| c.remaining > 0) {
             ctx.set_timer(ctx.now() + self.epoch, self.arbiter.0, T_TICK);
         } else {
-            self.ticking = false;
+            arb.ticking = false;
         }
     }
 
-    fn on_schedule(&mut self, ctx: &mut Ctx, h: NodeId, id: u64) {
-        let Some((epoch_start, list)) = self.schedules.remove(&id) else {
+    fn on_schedule(&self, h: &mut EpochHost, ctx: &mut Ctx, from: NodeId, seq: u64) {
+        let Some((epoch_start, list)) = self.schedules.take(from, seq) else {
             return;
         };
         let now = if self.params.at_epoch_start {
@@ -282,36 +285,35 @@ impl EpochModel {
         } else {
             ctx.now()
         };
-        let host = &mut self.hosts[h.idx()];
         for (k, f) in list {
             let at = now + self.spacing.times(k as u64);
-            host.due.push(Reverse((at, f)));
-            if host.send_at.is_none_or(|t| at < t) {
-                host.send_at = Some(at);
-                ctx.set_timer(at, h.0, T_SEND);
+            h.due.push(Reverse((at, f)));
+            if h.send_at.is_none_or(|t| at < t) {
+                h.send_at = Some(at);
+                ctx.set_timer(at, ctx.host().0, T_SEND);
             }
         }
     }
 
-    fn on_send_timer(&mut self, ctx: &mut Ctx, h: NodeId) {
+    fn on_send_timer(&self, h: &mut EpochHost, ctx: &mut Ctx) {
         let now = ctx.now();
-        if self.hosts[h.idx()].send_at != Some(now) {
+        if h.send_at != Some(now) {
             return;
         }
-        self.hosts[h.idx()].send_at = None;
-        while let Some(&Reverse((at, f))) = self.hosts[h.idx()].due.peek() {
+        h.send_at = None;
+        while let Some(&Reverse((at, f))) = h.due.peek() {
             if at > now {
-                self.hosts[h.idx()].send_at = Some(at);
-                ctx.set_timer(at, h.0, T_SEND);
+                h.send_at = Some(at);
+                ctx.set_timer(at, ctx.host().0, T_SEND);
                 break;
             }
-            self.hosts[h.idx()].due.pop();
-            self.send_one(ctx, f);
+            h.due.pop();
+            self.send_one(h, ctx, f);
         }
     }
 
-    fn send_one(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let s = &mut self.send[f.idx()];
+    fn send_one(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
         if !s.active {
             return;
         }
@@ -333,8 +335,8 @@ impl EpochModel {
         ctx.send(p);
     }
 
-    fn on_rereq(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let s = &mut self.send[f.idx()];
+    fn on_rereq(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
         if s.rereq_at != Some(ctx.now()) || !s.active {
             return;
         }
@@ -347,46 +349,76 @@ impl EpochModel {
         for _ in 0..missing {
             ctx.count_retransmit(f);
         }
-        self.rerequests += 1;
+        h.rerequests += 1;
         self.rts(ctx, f, missing, false);
     }
 }
 
-impl Transport for EpochModel {
+impl HostProtocol for EpochProtocol {
+    type Host = EpochHost;
+
     fn name(&self) -> &'static str {
         "fastpass"
     }
 
-    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
-        self.init(ctx);
+    fn setup(&mut self, env: &Setup) -> crate::Result<()> {
+        let n = env.n_hosts();
+        self.n_hosts = n as usize;
+        self.arbiter = self.params.arbiter.unwrap_or(NodeId(n.saturating_sub(1)));
+        let rate = env.host_rate(self.arbiter);
+        let es = self.params.epoch_slots as u64;
+        // (epoch_slots + 0.5) slots, computed on twice the bytes.
+        let twice = rate.tx_time(self.params.slot_bytes as u64 * (2 * es + 1));
+        self.epoch = Duration::from_ps(twice.ps() / 2);
+        self.spacing = Duration::from_ps(self.epoch.ps() / es);
+        self.slots = FlowSlots::new(env);
+        self.schedules = Mailbox::default();
+        Ok(())
+    }
+
+    fn new_host(&self, _env: &Setup, host: NodeId) -> EpochHost {
+        EpochHost {
+            send: vec![SendFlow::default(); self.slots.n_send(host)],
+            recv: vec![RecvFlow::default(); self.slots.n_recv(host)],
+            arb: (host == self.arbiter).then(EpochArbiter::default),
+            ..EpochHost::default()
+        }
+    }
+
+    fn start_flow(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId) {
         let n = n_packets(ctx.flow(f).size, ctx.format().mss);
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         s.acked = vec![false; n as usize];
         s.remaining = n;
         s.active = true;
         self.rts(ctx, f, n, false);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut EpochHost, ctx: &mut Ctx, pkt: Packet) {
         let Header::Ctrl { kind, a, b } = pkt.header else {
             debug_assert!(false, "Fastpass got a foreign packet");
             return;
         };
         match kind {
-            RTS => self.on_rts(ctx, pkt.flow, a as u32, b != 0),
-            SCHEDULE => self.on_schedule(ctx, pkt.dst, a),
+            RTS => self.on_rts(h, ctx, pkt.flow, a as u32, b != 0),
+            SCHEDULE => self.on_schedule(h, ctx, pkt.src, a),
             DATA => {
                 let f = pkt.flow;
                 let size = ctx.flow(f).size;
                 let mss = ctx.format().mss;
-                let got = self.recv[f.idx()].take(a as u32, n_packets(size, mss), mss as u64, size);
+                let got = h.recv[self.slots.recv(f)].take(
+                    a as u32,
+                    n_packets(size, mss),
+                    mss as u64,
+                    size,
+                );
                 ctx.set_received(f, got);
                 let header = ctx.format().header;
                 ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, DATA_ACK, a));
             }
             DATA_ACK => {
                 let f = pkt.flow;
-                let s = &mut self.send[f.idx()];
+                let s = &mut h.send[self.slots.send(f)];
                 let i = a as usize;
                 if s.active && i < s.acked.len() && !s.acked[i] {
                     s.acked[i] = true;
@@ -402,11 +434,12 @@ impl Transport for EpochModel {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+    fn on_timer(&self, h: &mut EpochHost, ctx: &mut Ctx, id: u32, kind: u8) {
+        // Host and arbiter timers carry the host, flow timers the flow.
         match kind {
-            T_SEND => self.on_send_timer(ctx, NodeId(id)),
-            T_TICK => self.tick(ctx),
-            T_REREQ => self.on_rereq(ctx, FlowId(id)),
+            T_SEND => self.on_send_timer(h, ctx),
+            T_TICK => self.tick(h, ctx),
+            T_REREQ => self.on_rereq(h, ctx, FlowId(id)),
             _ => debug_assert!(false, "unknown Fastpass timer"),
         }
     }

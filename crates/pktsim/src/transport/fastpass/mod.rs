@@ -17,6 +17,12 @@
 //! Time is a global slot clock (slot `k` starts at `k × timeslot`): the
 //! paper synchronises clocks with PTP, which we take as exact.
 //!
+//! State is kept per host ([`crate::transport::per_host`]): a host's FCP
+//! endpoint, its flows and, on the arbiter host, the arbiter are its
+//! [`FastpassHost`]. Requests and allocations are numbered by their sending
+//! host and their contents wait in a run-wide mailbox while their packet is
+//! on the wire (`mailbox.rs`).
+//!
 //! Readings where the spec leaves room (see `experiments/fastpass/README.md`):
 //! - One packet per slot (FCP also packs several small packets into one).
 //! - Control packets (requests, their ACKs, ALLOCs, data ACKs) are not
@@ -36,22 +42,27 @@
 
 pub mod config;
 pub mod epoch;
+mod mailbox;
 
 pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 
 use crate::packet::{flags, FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
-use crate::transport::contract::{Ctx, Setup, Transport};
+use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
+use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use fastpass_arbiter::{colour_edges, Allocator, Order};
+use mailbox::{Mailbox, MessageSeq};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
-/// FCP request: the packet's `a` names a [`Msg::Req`].
+/// FCP request: the packet's `a` is the sequence number (at its sender)
+/// of a [`Msg::Req`] in the [`Mailbox`].
 const REQ: u8 = 0;
-/// The arbiter acknowledges a request (`a` = the request's message id).
+/// The arbiter acknowledges a request (`a` = the request's sequence number).
 const REQ_ACK: u8 = 1;
-/// Allocated timeslots for one source (`a` names a [`Msg::Alloc`]).
+/// Allocated timeslots for one source (`a` is the sequence number, at the
+/// arbiter, of a [`Msg::Alloc`] in the [`Mailbox`]).
 const ALLOC: u8 = 2;
 /// Data: `a` = packet index within the flow.
 const DATA: u8 = 3;
@@ -148,8 +159,29 @@ pub struct FastpassStats {
     pub data_requeued: u64,
 }
 
-/// Contents of a control packet, kept beside the packet (packets are small
-/// `Copy` values; their wire size is computed from the FCP format).
+impl FastpassStats {
+    /// The counts of every host together.
+    pub fn total(hosts: &[FastpassHost]) -> FastpassStats {
+        let mut t = FastpassStats::default();
+        for h in hosts {
+            let s = &h.stats;
+            t.requests_sent += s.requests_sent;
+            t.requests_resent += s.requests_resent;
+            t.requests_dropped += s.requests_dropped;
+            t.slots_allocated += s.slots_allocated;
+            t.allocs_late += s.allocs_late;
+            t.allocs_missed += s.allocs_missed;
+            t.allocs_unwanted += s.allocs_unwanted;
+            t.path_conflicts += s.path_conflicts;
+            t.data_requeued += s.data_requeued;
+        }
+        t
+    }
+}
+
+/// Contents of a control message, in the [`Mailbox`] while its packet is
+/// on the wire (packets are small `Copy` values; their wire size is
+/// computed from the FCP format).
 #[derive(Clone, Debug)]
 enum Msg {
     /// (destination, cumulative timeslots requested).
@@ -172,8 +204,10 @@ struct Dest {
     queue: VecDeque<(FlowId, u32, u32)>,
 }
 
+/// A host's FCP endpoint: its demands per destination, its allocated slots
+/// and its request timers.
 #[derive(Clone, Debug, Default)]
-struct Host {
+struct Endpoint {
     dests: Vec<Dest>,
     index: HashMap<u32, usize>,
     /// Allocated slots: (start, destination, path).
@@ -185,9 +219,14 @@ struct Host {
     req_at: Option<Time>,
     /// Pending request timeout.
     timeout_at: Option<Time>,
+    /// What each request not yet acknowledged asked for, by its sequence
+    /// number (looked up by number only: its order decides nothing). One
+    /// whose request or acknowledgement was lost stays, as its message did
+    /// in the one table of every message before.
+    unacked: HashMap<u64, Vec<(u32, u64)>>,
 }
 
-impl Host {
+impl Endpoint {
     fn dest(&mut self, dst: u32) -> &mut Dest {
         let i = *self.index.entry(dst).or_insert_with(|| {
             self.dests.push(Dest {
@@ -228,11 +267,13 @@ impl RecvFlow {
     }
 }
 
-/// The arbiter's state.
+/// The arbiter's state: part of the arbiter host's state.
+#[derive(Debug)]
 struct Arbiter {
     node: NodeId,
     alloc: Allocator,
-    /// Cumulative count received per (src, dst): requests are idempotent.
+    /// Cumulative count received per (src, dst): requests are idempotent
+    /// (looked up by pair only: its order decides nothing).
     seen: HashMap<(u32, u32), u64>,
     ticking: bool,
     /// First slot of the next batch.
@@ -241,8 +282,10 @@ struct Arbiter {
     busy_until: Vec<Time>,
     /// Batches allocated so far.
     batches: u64,
-    /// Computed batches: (ready time, (source, message id) list).
-    outbox: VecDeque<(Time, Vec<(u32, u64)>)>,
+    /// Computed batches: (ready time, one (source, slots) ALLOC per source).
+    outbox: VecDeque<(Time, AllocBatch)>,
+    /// Request packets still to discard (`drop_first_requests`).
+    drops_left: u32,
     /// Rack index of every host.
     rack: Vec<u32>,
     n_racks: usize,
@@ -251,6 +294,10 @@ struct Arbiter {
     /// Packets per slot a rack uplink carries (fabric rate / host rate).
     lanes: usize,
 }
+
+/// The ALLOC messages of one batch: (source, its (slot, destination, path)
+/// list).
+type AllocBatch = Vec<(u32, Vec<(u64, u32, Option<u16>)>)>;
 
 /// Number of packets of a flow of `size` payload bytes.
 pub(crate) fn n_packets(size: u64, mss: u32) -> u32 {
@@ -270,61 +317,71 @@ pub(crate) fn ctrl(
     ctx.control_packet(f, src, dst, size, Header::Ctrl { kind, a, b: 0 })
 }
 
-/// Fastpass with an arbiter host, for every host and flow of a run.
-pub struct Fastpass {
+/// Fastpass with an arbiter host, for every host and flow of a run: the
+/// run loop's transport ([`FastpassProtocol`] with one [`FastpassHost`]
+/// per host).
+pub type Fastpass = PerHost<FastpassProtocol>;
+
+/// The run-wide part of Fastpass: its settings, the tables built at setup
+/// and the mailbox of control messages in flight.
+pub struct FastpassProtocol {
     params: FastpassParams,
+    /// The timeslot length.
     slot: Duration,
-    hosts: Vec<Host>,
+    /// The arbiter host.
+    arbiter: NodeId,
+    /// Each flow's place in its source's sender and its destination's
+    /// receiver table.
+    slots: FlowSlots,
+    /// Requests and allocations on the wire (see [`Mailbox`]).
+    mailbox: Mailbox<Msg>,
+    /// Set before the run: every host logs the data packets it sends
+    /// ([`FastpassHost::data_log`], tests).
+    pub log_data: bool,
+}
+
+/// One host's state: its FCP endpoint, the flows it sends and receives, its
+/// message numbering, and, on the arbiter host, the arbiter.
+#[derive(Debug, Default)]
+pub struct FastpassHost {
+    ep: Endpoint,
+    /// Senders of this host's outgoing flows, by [`FlowSlots::send`].
     send: Vec<SendFlow>,
+    /// Receivers of this host's incoming flows, by [`FlowSlots::recv`].
     recv: Vec<RecvFlow>,
-    arb: Option<Arbiter>,
-    msgs: HashMap<u64, Msg>,
-    next_msg: u64,
-    drops_left: u32,
-    /// What happened.
+    /// Sequence numbers of the messages this host sends.
+    seq: MessageSeq,
+    /// The arbiter, on the arbiter host once the first request reached it
+    /// (it reads the routing tables, which a call's `Ctx` holds).
+    arb: Option<Box<Arbiter>>,
+    /// What this host did.
     pub stats: FastpassStats,
-    /// When set, every data packet's (flow, packet, send time) is logged.
+    /// With [`FastpassProtocol::log_data`]: every data packet this host
+    /// sent, as (flow, packet, send time), in sending order.
     pub data_log: Option<Vec<(FlowId, u32, Time)>>,
 }
 
-impl Fastpass {
-    /// A transport with these parameters.
+impl FastpassProtocol {
+    /// A protocol with these parameters.
     pub fn new(params: FastpassParams) -> Self {
-        let drops_left = params.drop_first_requests;
-        Fastpass {
+        FastpassProtocol {
             params,
             slot: Duration::ZERO,
-            hosts: Vec::new(),
-            send: Vec::new(),
-            recv: Vec::new(),
-            arb: None,
-            msgs: HashMap::new(),
-            next_msg: 0,
-            drops_left,
-            stats: FastpassStats::default(),
-            data_log: None,
+            arbiter: NodeId(0),
+            slots: FlowSlots::default(),
+            mailbox: Mailbox::default(),
+            log_data: false,
         }
     }
 
-    /// The timeslot length in force (after the first flow started).
+    /// The timeslot length in force (after setup).
     pub fn timeslot(&self) -> Duration {
         self.slot
     }
 
-    fn init(&mut self, ctx: &Ctx) {
-        if self.arb.is_some() {
-            return;
-        }
+    /// The arbiter, made for the arbiter host `ctx` acts for.
+    fn new_arbiter(&self, ctx: &Ctx) -> Arbiter {
         let n = ctx.n_hosts();
-        let f = ctx.format();
-        self.slot = self
-            .params
-            .timeslot
-            .unwrap_or_else(|| ctx.host_rate(NodeId(0)).tx_time((f.mss + f.header) as u64));
-        self.hosts = vec![Host::default(); n as usize];
-        self.send = vec![SendFlow::default(); ctx.n_flows()];
-        self.recv = vec![RecvFlow::default(); ctx.n_flows()];
-        let node = self.params.arbiter.unwrap_or(NodeId(n - 1));
         // Racks = the switches hosts hang off, numbered in host order.
         let mut switches: Vec<NodeId> = Vec::new();
         let rack: Vec<u32> = (0..n)
@@ -348,8 +405,8 @@ impl Fastpass {
                 .first()
                 .map_or(1, |r| (r.bps() / host).max(1) as usize);
         }
-        self.arb = Some(Arbiter {
-            node,
+        Arbiter {
+            node: self.arbiter,
             alloc: Allocator::new(n as usize, self.params.order),
             seen: HashMap::new(),
             ticking: false,
@@ -357,18 +414,12 @@ impl Fastpass {
             busy_until: vec![Time::ZERO; self.params.arbiter_cores.max(1) as usize],
             batches: 0,
             outbox: VecDeque::new(),
+            drops_left: self.params.drop_first_requests,
             n_racks: switches.len(),
             rack,
             cores,
             lanes,
-        });
-    }
-
-    fn new_msg(&mut self, m: Msg) -> u64 {
-        let id = self.next_msg;
-        self.next_msg += 1;
-        self.msgs.insert(id, m);
-        id
+        }
     }
 
     fn slot_start(&self, k: u64) -> Time {
@@ -378,29 +429,28 @@ impl Fastpass {
     // ---- endpoint: requests (FCP, spec §3–4) ----
 
     /// Ask for slots soon, respecting the request gap.
-    fn schedule_request(&mut self, ctx: &mut Ctx, h: NodeId) {
+    fn schedule_request(&self, h: &mut FastpassHost, ctx: &mut Ctx) {
         let gap = self.params.request_gap;
-        let host = &mut self.hosts[h.idx()];
-        if host.req_at.is_some() {
+        let ep = &mut h.ep;
+        if ep.req_at.is_some() {
             return;
         }
-        let at = host
-            .last_req
-            .map_or(ctx.now(), |t| (t + gap).max(ctx.now()));
+        let at = ep.last_req.map_or(ctx.now(), |t| (t + gap).max(ctx.now()));
         if at == ctx.now() {
-            self.send_request(ctx, h, false);
+            self.send_request(h, ctx, false);
         } else {
-            host.req_at = Some(at);
-            ctx.set_timer(at, h.0, T_REQ);
+            ep.req_at = Some(at);
+            ctx.set_timer(at, ctx.host().0, T_REQ);
         }
     }
 
     /// Send the cumulative counts of every destination with new demand (and,
     /// after a timeout, of every destination not yet acknowledged).
-    fn send_request(&mut self, ctx: &mut Ctx, h: NodeId, resend: bool) {
-        let host = &mut self.hosts[h.idx()];
+    fn send_request(&self, h: &mut FastpassHost, ctx: &mut Ctx, resend: bool) {
+        let me = ctx.host();
+        let ep = &mut h.ep;
         let mut entries = Vec::new();
-        for d in &mut host.dests {
+        for d in &mut ep.dests {
             if d.demand > d.requested || (resend && d.acked < d.requested) {
                 d.requested = d.demand;
                 entries.push((d.dst, d.demand));
@@ -410,46 +460,49 @@ impl Fastpass {
             return;
         }
         let now = ctx.now();
-        host.last_req = Some(now);
+        ep.last_req = Some(now);
         let deadline = now + self.params.request_timeout;
-        host.timeout_at = Some(deadline);
-        ctx.set_timer(deadline, h.0, T_REQ_TIMEOUT);
+        ep.timeout_at = Some(deadline);
+        ctx.set_timer(deadline, me.0, T_REQ_TIMEOUT);
         // A-REQ: 2 B type/count + 4 B per destination.
         let size = ctx.format().header + FCP_HEADER + 2 + 4 * entries.len() as u32;
-        let id = self.new_msg(Msg::Req(entries));
-        let arb = self.arb.as_ref().map_or(NodeId(0), |a| a.node);
-        ctx.send(ctrl(ctx, NO_FLOW, h, arb, size, REQ, id));
-        self.stats.requests_sent += 1;
+        let seq = h.seq.next();
+        // The endpoint keeps what it asked for until the arbiter's
+        // acknowledgement; the arbiter gets its own copy.
+        h.ep.unacked.insert(seq, entries.clone());
+        self.mailbox.post(me, seq, Msg::Req(entries));
+        ctx.send(ctrl(ctx, NO_FLOW, me, self.arbiter, size, REQ, seq));
+        h.stats.requests_sent += 1;
         if resend {
-            self.stats.requests_resent += 1;
+            h.stats.requests_resent += 1;
         }
     }
 
-    fn on_req_timeout(&mut self, ctx: &mut Ctx, h: NodeId) {
-        let host = &mut self.hosts[h.idx()];
-        if host.timeout_at != Some(ctx.now()) {
+    fn on_req_timeout(&self, h: &mut FastpassHost, ctx: &mut Ctx) {
+        let ep = &mut h.ep;
+        if ep.timeout_at != Some(ctx.now()) {
             return;
         }
-        host.timeout_at = None;
-        if host.dests.iter().any(|d| d.acked < d.requested) {
-            self.send_request(ctx, h, true);
+        ep.timeout_at = None;
+        if ep.dests.iter().any(|d| d.acked < d.requested) {
+            self.send_request(h, ctx, true);
         }
     }
 
     // ---- arbiter (spec §5–6) ----
 
-    fn on_request(&mut self, ctx: &mut Ctx, src: NodeId, id: u64) {
-        if self.drops_left > 0 {
-            self.drops_left -= 1;
-            self.stats.requests_dropped += 1;
-            self.msgs.remove(&id);
+    fn on_request(&self, h: &mut FastpassHost, ctx: &mut Ctx, src: NodeId, seq: u64) {
+        let arb = h.arb.get_or_insert_with(|| Box::new(self.new_arbiter(ctx)));
+        let message = self.mailbox.take(src, seq);
+        if arb.drops_left > 0 {
+            arb.drops_left -= 1;
+            h.stats.requests_dropped += 1;
             return;
         }
-        let Some(Msg::Req(entries)) = self.msgs.get(&id) else {
+        let Some(Msg::Req(entries)) = message else {
             return;
         };
-        let Some(arb) = self.arb.as_mut() else { return };
-        for &(dst, count) in entries {
+        for (dst, count) in entries {
             if dst == src.0 || dst as usize >= arb.alloc.endpoints() {
                 continue;
             }
@@ -467,21 +520,21 @@ impl Fastpass {
         }
         let node = arb.node;
         let size = ctx.format().header + FCP_HEADER;
-        ctx.send(ctrl(ctx, NO_FLOW, node, src, size, REQ_ACK, id));
+        ctx.send(ctrl(ctx, NO_FLOW, node, src, size, REQ_ACK, seq));
         if !arb.ticking && arb.alloc.pending_pairs() > 0 {
             arb.ticking = true;
             let now_slot = ctx.now().ps().div_ceil(self.slot.ps());
             arb.next_batch = now_slot + self.params.lead_slots as u64;
-            self.tick(ctx);
+            self.tick(h, ctx);
         }
     }
 
     /// Allocate one batch of slots and queue the ALLOC messages for when the
     /// computation is done.
-    fn tick(&mut self, ctx: &mut Ctx) {
+    fn tick(&self, h: &mut FastpassHost, ctx: &mut Ctx) {
         let now = ctx.now();
         let b = self.params.batch_slots as u64;
-        let Some(arb) = self.arb.as_mut() else { return };
+        let Some(arb) = h.arb.as_mut() else { return };
         // An arbiter that fell behind (its cores busy past this tick)
         // allocates slots a lead ahead of when it can start, not slots that
         // will be gone by the time they are sent.
@@ -520,11 +573,11 @@ impl Fastpass {
                         granted[g].3 = Some((colours[k] as usize % arb.cores) as u16);
                     }
                 }
-                None => self.stats.path_conflicts += 1,
+                None => h.stats.path_conflicts += 1,
             }
         }
         let count = granted.len() as u64;
-        self.stats.slots_allocated += count;
+        h.stats.slots_allocated += count;
         arb.batches += 1;
         let ready =
             start + self.params.arbiter_latency + self.params.arbiter_per_alloc.times(count);
@@ -543,7 +596,7 @@ impl Fastpass {
         let ready = arb.outbox.back().map_or(ready, |&(t, _)| ready.max(t));
         // One ALLOC per source, slots in order.
         granted.sort_by_key(|&(s, slot, _, _)| (s, slot));
-        let mut out = Vec::new();
+        let mut out: AllocBatch = Vec::new();
         let mut i = 0;
         while i < granted.len() {
             let s = granted[i].0;
@@ -555,22 +608,20 @@ impl Fastpass {
                 .iter()
                 .map(|&(_, t, d, p)| (t, d, p))
                 .collect();
-            let id = self.new_msg(Msg::Alloc(slots));
-            out.push((s, id));
+            out.push((s, slots));
             i = j;
         }
         if !out.is_empty() {
-            let arb = self.arb.as_mut().expect("arbiter set up");
             arb.outbox.push_back((ready, out));
             ctx.set_timer(ready, arb.node.0, T_OUT);
         }
     }
 
     /// Send every computed batch that is ready.
-    fn flush(&mut self, ctx: &mut Ctx) {
+    fn flush(&self, h: &mut FastpassHost, ctx: &mut Ctx) {
         let now = ctx.now();
         let header = ctx.format().header;
-        let Some(arb) = self.arb.as_mut() else { return };
+        let Some(arb) = h.arb.as_mut() else { return };
         let node = arb.node;
         let mut ready = Vec::new();
         while arb.outbox.front().is_some_and(|(t, _)| *t <= now) {
@@ -578,24 +629,23 @@ impl Fastpass {
                 ready.extend(v);
             }
         }
-        for (src, id) in ready {
-            let Some(Msg::Alloc(slots)) = self.msgs.get(&id) else {
-                continue;
-            };
+        for (src, slots) in ready {
             // ALLOC: 2 B type/counts, 2 B base slot, 2 B per destination,
             // 1 B per slot.
             let mut dsts: Vec<u32> = slots.iter().map(|s| s.1).collect();
             dsts.sort_unstable();
             dsts.dedup();
             let size = header + FCP_HEADER + 4 + 2 * dsts.len() as u32 + slots.len() as u32;
-            ctx.send(ctrl(ctx, NO_FLOW, node, NodeId(src), size, ALLOC, id));
+            let seq = h.seq.next();
+            self.mailbox.post(node, seq, Msg::Alloc(slots));
+            ctx.send(ctrl(ctx, NO_FLOW, node, NodeId(src), size, ALLOC, seq));
         }
     }
 
     // ---- endpoint: allocations and data ----
 
-    fn on_alloc(&mut self, ctx: &mut Ctx, h: NodeId, id: u64) {
-        let Some(Msg::Alloc(slots)) = self.msgs.remove(&id) else {
+    fn on_alloc(&self, h: &mut FastpassHost, ctx: &mut Ctx, from: NodeId, seq: u64) {
+        let Some(Msg::Alloc(slots)) = self.mailbox.take(from, seq) else {
             return;
         };
         let now = ctx.now();
@@ -605,8 +655,8 @@ impl Fastpass {
             let start = self.slot_start(k);
             if start + miss < now {
                 // Too late: the slot is gone; ask for another if still needed.
-                self.stats.allocs_missed += 1;
-                let d = self.hosts[h.idx()].dest(dst);
+                h.stats.allocs_missed += 1;
+                let d = h.ep.dest(dst);
                 if !d.queue.is_empty() {
                     d.demand += 1;
                     rerequest = true;
@@ -614,41 +664,41 @@ impl Fastpass {
                 continue;
             }
             if start < now {
-                self.stats.allocs_late += 1;
+                h.stats.allocs_late += 1;
             }
             let at = start.max(now);
-            let host = &mut self.hosts[h.idx()];
-            host.slots.push(Reverse((at, dst, path)));
-            if host.send_at.is_none_or(|t| at < t) {
-                host.send_at = Some(at);
-                ctx.set_timer(at, h.0, T_SEND);
+            let ep = &mut h.ep;
+            ep.slots.push(Reverse((at, dst, path)));
+            if ep.send_at.is_none_or(|t| at < t) {
+                ep.send_at = Some(at);
+                ctx.set_timer(at, ctx.host().0, T_SEND);
             }
         }
         if rerequest {
-            self.schedule_request(ctx, h);
+            self.schedule_request(h, ctx);
         }
     }
 
-    fn on_send_timer(&mut self, ctx: &mut Ctx, h: NodeId) {
+    fn on_send_timer(&self, h: &mut FastpassHost, ctx: &mut Ctx) {
         let now = ctx.now();
-        if self.hosts[h.idx()].send_at != Some(now) {
+        if h.ep.send_at != Some(now) {
             return;
         }
-        self.hosts[h.idx()].send_at = None;
-        while let Some(&Reverse((at, dst, path))) = self.hosts[h.idx()].slots.peek() {
+        h.ep.send_at = None;
+        while let Some(&Reverse((at, dst, path))) = h.ep.slots.peek() {
             if at > now {
-                self.hosts[h.idx()].send_at = Some(at);
-                ctx.set_timer(at, h.0, T_SEND);
+                h.ep.send_at = Some(at);
+                ctx.set_timer(at, ctx.host().0, T_SEND);
                 break;
             }
-            self.hosts[h.idx()].slots.pop();
-            self.use_slot(ctx, h, dst, path);
+            h.ep.slots.pop();
+            self.use_slot(h, ctx, dst, path);
         }
     }
 
     /// Send the next waiting packet for `dst` in this slot.
-    fn use_slot(&mut self, ctx: &mut Ctx, h: NodeId, dst: u32, path: Option<u16>) {
-        let d = self.hosts[h.idx()].dest(dst);
+    fn use_slot(&self, h: &mut FastpassHost, ctx: &mut Ctx, dst: u32, path: Option<u16>) {
+        let d = h.ep.dest(dst);
         let pick = loop {
             let Some(front) = d.queue.front_mut() else {
                 break None;
@@ -658,7 +708,7 @@ impl Fastpass {
             if front.1 >= front.2 {
                 d.queue.pop_front();
             }
-            let s = &mut self.send[f.idx()];
+            let s = &mut h.send[self.slots.send(f)];
             s.queued -= 1;
             let done = !s.active || s.acked.get(i as usize).copied().unwrap_or(true);
             if s.queued == 0 && s.active {
@@ -671,7 +721,7 @@ impl Fastpass {
             }
         };
         let Some((f, i)) = pick else {
-            self.stats.allocs_unwanted += 1;
+            h.stats.allocs_unwanted += 1;
             return;
         };
         let first = i as u64 * ctx.format().mss as u64;
@@ -690,14 +740,14 @@ impl Fastpass {
             p.flags |= flags::SOURCE_ROUTED;
             p.path = path;
         }
-        if let Some(log) = self.data_log.as_mut() {
+        if let Some(log) = h.data_log.as_mut() {
             log.push((f, i, ctx.now()));
         }
         ctx.send(p);
     }
 
-    fn on_retx(&mut self, ctx: &mut Ctx, f: FlowId) {
-        let s = &mut self.send[f.idx()];
+    fn on_retx(&self, h: &mut FastpassHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
         if s.retx_at != Some(ctx.now()) || !s.active || s.queued > 0 {
             return;
         }
@@ -709,13 +759,12 @@ impl Fastpass {
             return;
         }
         s.queued += missing.len() as u32;
-        self.stats.data_requeued += missing.len() as u64;
-        let spec = ctx.flow(f);
-        let (src, dst) = (spec.src, spec.dst);
+        h.stats.data_requeued += missing.len() as u64;
+        let dst = ctx.flow(f).dst;
         for _ in &missing {
             ctx.count_retransmit(f);
         }
-        let d = self.hosts[src.idx()].dest(dst.0);
+        let d = h.ep.dest(dst.0);
         d.demand += missing.len() as u64;
         // Runs of consecutive missing packets as ranges.
         let mut k = 0;
@@ -727,7 +776,7 @@ impl Fastpass {
             d.queue.push_back((f, missing[k], missing[e - 1] + 1));
             k = e;
         }
-        self.schedule_request(ctx, src);
+        self.schedule_request(h, ctx);
     }
 }
 
@@ -747,47 +796,66 @@ fn check_hosts(n_hosts: u32) -> crate::Result<()> {
     Ok(())
 }
 
-impl Transport for Fastpass {
+impl HostProtocol for FastpassProtocol {
+    type Host = FastpassHost;
+
     fn name(&self) -> &'static str {
         "fastpass"
     }
 
     fn setup(&mut self, env: &Setup) -> crate::Result<()> {
-        check_hosts(env.n_hosts())
+        let n = env.n_hosts();
+        check_hosts(n)?;
+        let f = env.format();
+        self.slot = self
+            .params
+            .timeslot
+            .unwrap_or_else(|| env.host_rate(NodeId(0)).tx_time((f.mss + f.header) as u64));
+        self.arbiter = self.params.arbiter.unwrap_or(NodeId(n.saturating_sub(1)));
+        self.slots = FlowSlots::new(env);
+        self.mailbox = Mailbox::default();
+        Ok(())
     }
 
-    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
-        self.init(ctx);
+    fn new_host(&self, _env: &Setup, host: NodeId) -> FastpassHost {
+        FastpassHost {
+            send: vec![SendFlow::default(); self.slots.n_send(host)],
+            recv: vec![RecvFlow::default(); self.slots.n_recv(host)],
+            data_log: self.log_data.then(Vec::new),
+            ..FastpassHost::default()
+        }
+    }
+
+    fn start_flow(&self, h: &mut FastpassHost, ctx: &mut Ctx, f: FlowId) {
         let spec = ctx.flow(f);
-        let (src, dst, size) = (spec.src, spec.dst, spec.size);
+        let (dst, size) = (spec.dst, spec.size);
         let n = n_packets(size, ctx.format().mss);
-        let s = &mut self.send[f.idx()];
+        let s = &mut h.send[self.slots.send(f)];
         s.acked = vec![false; n as usize];
         s.queued = n;
         s.active = true;
-        let d = self.hosts[src.idx()].dest(dst.0);
+        let d = h.ep.dest(dst.0);
         d.queue.push_back((f, 0, n));
         d.demand += n as u64;
-        self.schedule_request(ctx, src);
+        self.schedule_request(h, ctx);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut FastpassHost, ctx: &mut Ctx, pkt: Packet) {
         let Header::Ctrl { kind, a, .. } = pkt.header else {
             debug_assert!(false, "Fastpass got a foreign packet");
             return;
         };
         match kind {
-            REQ => self.on_request(ctx, pkt.src, a),
+            REQ => self.on_request(h, ctx, pkt.src, a),
             REQ_ACK => {
-                if let Some(Msg::Req(entries)) = self.msgs.remove(&a) {
-                    let host = &mut self.hosts[pkt.dst.idx()];
+                if let Some(entries) = h.ep.unacked.remove(&a) {
                     for (dst, count) in entries {
-                        let d = host.dest(dst);
+                        let d = h.ep.dest(dst);
                         d.acked = d.acked.max(count);
                     }
                 }
             }
-            ALLOC => self.on_alloc(ctx, pkt.dst, a),
+            ALLOC => self.on_alloc(h, ctx, pkt.src, a),
             DATA => {
                 let f = pkt.flow;
                 let (n, size) = {
@@ -795,13 +863,13 @@ impl Transport for Fastpass {
                     (n_packets(s.size, ctx.format().mss), s.size)
                 };
                 let mss = ctx.format().mss as u64;
-                let got = self.recv[f.idx()].take(a as u32, n, mss, size);
+                let got = h.recv[self.slots.recv(f)].take(a as u32, n, mss, size);
                 ctx.set_received(f, got);
                 let header = ctx.format().header;
                 ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, DATA_ACK, a));
             }
             DATA_ACK => {
-                let s = &mut self.send[pkt.flow.idx()];
+                let s = &mut h.send[self.slots.send(pkt.flow)];
                 let i = a as usize;
                 if s.active && i < s.acked.len() && !s.acked[i] {
                     s.acked[i] = true;
@@ -816,20 +884,20 @@ impl Transport for Fastpass {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+    fn on_timer(&self, h: &mut FastpassHost, ctx: &mut Ctx, id: u32, kind: u8) {
+        // Host and arbiter timers carry the host, flow timers the flow.
         match kind {
-            T_SEND => self.on_send_timer(ctx, NodeId(id)),
+            T_SEND => self.on_send_timer(h, ctx),
             T_REQ => {
-                let h = NodeId(id);
-                if self.hosts[h.idx()].req_at == Some(ctx.now()) {
-                    self.hosts[h.idx()].req_at = None;
-                    self.send_request(ctx, h, false);
+                if h.ep.req_at == Some(ctx.now()) {
+                    h.ep.req_at = None;
+                    self.send_request(h, ctx, false);
                 }
             }
-            T_REQ_TIMEOUT => self.on_req_timeout(ctx, NodeId(id)),
-            T_RETX => self.on_retx(ctx, FlowId(id)),
-            T_TICK => self.tick(ctx),
-            T_OUT => self.flush(ctx),
+            T_REQ_TIMEOUT => self.on_req_timeout(h, ctx),
+            T_RETX => self.on_retx(h, ctx, FlowId(id)),
+            T_TICK => self.tick(h, ctx),
+            T_OUT => self.flush(h, ctx),
             _ => debug_assert!(false, "unknown Fastpass timer"),
         }
     }
@@ -860,7 +928,7 @@ mod tests {
 
     #[test]
     fn host_keeps_one_dest_per_destination() {
-        let mut h = Host::default();
+        let mut h = Endpoint::default();
         h.dest(7).demand += 3;
         h.dest(2).demand += 1;
         h.dest(7).demand += 2;
