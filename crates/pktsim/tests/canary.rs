@@ -8,7 +8,7 @@ use crate::common::{assert_conserved, prepare};
 use pktsim::metrics::queries::QueryStats;
 use pktsim::metrics::{DropReason, RunOutput};
 use pktsim::sim::Simulation;
-use pktsim::transport::tcp::Tcp;
+use pktsim::transport::tcp::{Tcp, TcpProtocol};
 
 /// The three switches of the paper under test, as `[network]` and
 /// `[transport]` lines.
@@ -104,7 +104,7 @@ fn run_counting_ports(toml: &str) -> (RunOutput, Vec<(u64, bool)>) {
         .collect();
     let mut sim = Simulation::new(
         exp.net,
-        Tcp::new(params),
+        Tcp::new(TcpProtocol::new(params)),
         exp.workload,
         exp.format,
         exp.limits,

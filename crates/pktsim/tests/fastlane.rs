@@ -13,7 +13,7 @@ use pktsim::metrics::summary::Stats;
 use pktsim::metrics::RunOutput;
 use pktsim::net::queue::Queue;
 use pktsim::sim::Simulation;
-use pktsim::transport::tcp::{Tcp, TcpParams};
+use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
 use pktsim::Duration;
 
 /// Three one-packet flows (1460 B payload, 1500 B on the wire) into one
@@ -116,10 +116,10 @@ size = 60000
 /// peak notice bytes, lane cap, port rate in bit/s).
 fn run_with_lanes(toml: &str) -> (RunOutput, Vec<(u64, u64, u64, u64)>) {
     let exp = prepare(toml);
-    let tcp = Tcp::new(TcpParams {
+    let tcp = Tcp::new(TcpProtocol::new(TcpParams {
         min_rto: Duration::from_us(200),
         ..Default::default()
-    });
+    }));
     let mut sim = Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
     let lanes = sim

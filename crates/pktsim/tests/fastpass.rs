@@ -116,7 +116,7 @@ fn fastpass_switch_queues_hold_at_most_one_packet_while_tcp_builds_a_queue() {
     let exp = prepare(&rack(5, "protocol = \"tcp\"", &w));
     let mut sim = Simulation::new(
         exp.net,
-        pktsim::transport::tcp::Tcp::new(tcp_params()),
+        pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(tcp_params())),
         exp.workload,
         exp.format,
         exp.limits,

@@ -11,7 +11,7 @@ use pktsim::net::port::PortStats;
 use pktsim::net::switch::{RefusalHook, Refused, SwitchView, Verdict};
 use pktsim::packet::{NodeId, Packet, PortId};
 use pktsim::sim::Simulation;
-use pktsim::transport::tcp::{Tcp, TcpParams};
+use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
 use std::sync::{Arc, Mutex};
 
 /// 16 senders to one receiver through one switch with a small buffer.
@@ -86,10 +86,10 @@ fn run_with(
         .iter()
         .map(|p| p.peer.0 < exp.net.n_hosts())
         .collect();
-    let tcp = Tcp::new(TcpParams {
+    let tcp = Tcp::new(TcpProtocol::new(TcpParams {
         min_rto: pktsim::Duration::from_us(100),
         ..Default::default()
-    });
+    }));
     let mut sim = Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
     let ports = sim

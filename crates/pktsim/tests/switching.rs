@@ -42,10 +42,12 @@ fn uplink_bytes(exp_toml: &str) -> Vec<u64> {
         .map(|(i, _)| i)
         .collect();
     assert_eq!(uplinks.len(), 4);
-    let tcp = pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpParams {
-        dupack_threshold: 1000,
-        ..Default::default()
-    });
+    let tcp = pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(
+        pktsim::transport::tcp::TcpParams {
+            dupack_threshold: 1000,
+            ..Default::default()
+        },
+    ));
     let mut sim =
         pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
@@ -112,7 +114,9 @@ size = 500000
         .iter()
         .position(|p| exp.net.nodes[p.peer.idx()].name == "h8")
         .unwrap();
-    let tcp = pktsim::transport::tcp::Tcp::new(Default::default());
+    let tcp = pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(
+        Default::default(),
+    ));
     let mut sim =
         pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);

@@ -5,7 +5,7 @@ use pktsim::metrics::summary::jain_index;
 use pktsim::net::port::PortStats;
 use pktsim::sim::Simulation;
 use pktsim::time::{Duration, Time};
-use pktsim::transport::tcp::{Tcp, TcpParams, Variant};
+use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol, Variant};
 
 /// A dumbbell with `n` senders and one receiver; 10 Gbit/s everywhere, a
 /// 10 us bottleneck, `queue` as the switch discipline and `buffer` bytes.
@@ -66,7 +66,7 @@ fn run_with(n: u32, queue: &str, buffer: u64, params: TcpParams, total: Duration
         .expect("bottleneck port");
     let mut sim = Simulation::new(
         exp.net,
-        Tcp::new(params),
+        Tcp::new(TcpProtocol::new(params)),
         exp.workload,
         exp.format,
         exp.limits,

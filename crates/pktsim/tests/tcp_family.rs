@@ -10,7 +10,7 @@ use pktsim::packet::FlowId;
 use pktsim::packet::{flags, Header, NodeId, Packet};
 use pktsim::sim::{Ctx, Setup, Simulation, Transport};
 use pktsim::time::{Duration, Rate, Time};
-use pktsim::transport::tcp::{SenderStats, Tcp};
+use pktsim::transport::tcp::{SenderStats, Tcp, TcpProtocol};
 use std::sync::{Arc, Mutex};
 
 /// Run a TCP-family config with the transport built here, so that per-flow
@@ -25,7 +25,7 @@ fn run_tcp(toml: &str) -> (RunOutput, Vec<SenderStats>) {
         .expect("a TCP-family protocol");
     let mut sim = Simulation::new(
         exp.net,
-        Tcp::new(params),
+        Tcp::new(TcpProtocol::new(params)),
         exp.workload,
         exp.format,
         exp.limits,
@@ -250,7 +250,7 @@ fn incast_observed(toml: &str) -> (RunOutput, Vec<SenderStats>, Vec<Fate>) {
     exp.net
         .set_refusal_hook(Some(Box::new(RecordDrops(log.clone()))));
     let transport = RecordArrivals {
-        tcp: Tcp::new(params),
+        tcp: Tcp::new(TcpProtocol::new(params)),
         log: log.clone(),
     };
     let mut sim = Simulation::new(

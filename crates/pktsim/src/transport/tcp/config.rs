@@ -197,7 +197,9 @@ impl ProtocolConfig for TcpConfig {
     }
 
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(super::Tcp::new(self.params(false)?)))
+        Ok(setup.run(super::Tcp::new(super::TcpProtocol::new(
+            self.params(false)?,
+        ))))
     }
 }
 
@@ -219,7 +221,9 @@ impl ProtocolConfig for DctcpConfig {
     }
 
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(super::Tcp::new(self.0.params(true)?)))
+        Ok(setup.run(super::Tcp::new(super::TcpProtocol::new(
+            self.0.params(true)?,
+        ))))
     }
 }
 
@@ -246,7 +250,7 @@ impl ProtocolConfig for CubicConfig {
     }
 
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(super::Tcp::new(self.params()?)))
+        Ok(setup.run(super::Tcp::new(super::TcpProtocol::new(self.params()?))))
     }
 }
 

@@ -5,7 +5,10 @@
 //! [`scoreboard`] keeps SACK state, [`rtt`] the RTO, [`cc`] is the
 //! congestion-control trait with one file per variant ([`newreno`],
 //! [`dctcp`], [`cubic`]). This file glues them to the simulation: packets,
-//! timers, the receiver and the host NIC.
+//! timers, the receiver and the host NIC. State is kept per host
+//! ([`host::TcpHost`], issue 33): a flow's sender side, its timers and its
+//! place in the NIC waiting list live with its source host, its receiver
+//! side with its destination; the two ends talk only through packets.
 //!
 //! Simplifications common to datacenter simulators (pFabric's and pHost's
 //! ns-2 baselines do the same): no handshake, data flows from t = start; the
@@ -25,6 +28,7 @@ pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;
+pub mod host;
 pub mod newreno;
 pub mod reorder;
 pub mod rtt;
@@ -33,13 +37,13 @@ pub mod sender;
 
 use crate::packet::{flags, FlowId, Header, NodeId, Packet};
 use crate::time::{Duration, Time};
-use crate::transport::contract::{Ctx, Transport};
+use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::lazy_timer::LazyTimer;
-use crate::transport::receiver::AckReceiver;
+use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use cc::{Cc, CongestionControl};
 pub use config::{CubicConfig, DctcpConfig, TcpConfig};
+pub use host::TcpHost;
 pub use reorder::RankMarking;
-use reorder::Resequencer;
 use sender::{Ack, Sender, SenderConfig};
 pub use sender::{SenderStats, TimerMode};
 
@@ -144,93 +148,44 @@ impl TcpParams {
     }
 }
 
-/// Run-wide counts written to `summary.json`.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counts {
-    dup_deliveries: u64,
-    nic_waits: u64,
-    rto_deferred: u64,
-}
+/// TCP NewReno / DCTCP / CUBIC for every flow of a run: the run-wide
+/// part ([`TcpProtocol`]) and each host's state ([`TcpHost`]), as the run
+/// loop's transport.
+pub type Tcp = PerHost<TcpProtocol>;
 
-/// TCP NewReno / DCTCP / CUBIC for every flow of a run.
-pub struct Tcp {
+/// The run-wide part of TCP: the parameters and read-only tables of the
+/// run's flows. What a run changes lives in the hosts' [`TcpHost`]s.
+pub struct TcpProtocol {
     params: TcpParams,
-    /// Boxed: the handlers take a sender out while they work on it (the
-    /// borrow of `self` stays free), and a 570-byte sender moved out and
-    /// back on every ACK was 3 % of a run in `memcpy`; a box moves 8 bytes.
-    senders: Vec<Option<Box<Sender>>>,
-    receivers: Vec<AckReceiver>,
-    /// Each flow's pending RTO event (the deadline is the sender's).
-    timers: Vec<LazyTimer>,
-    /// Receiver ordering shims (empty unless `reorder_window` is set).
-    reseq: Vec<Resequencer>,
-    /// Each flow's pending notice-throttle event.
-    notice_timers: Vec<LazyTimer>,
-    /// Flows waiting for their host NIC to run dry, per host.
-    waiting: Vec<Vec<FlowId>>,
-    is_waiting: Vec<bool>,
-    /// Sender stats of finished-and-dropped flows are kept in `senders`.
-    counts: Counts,
     shift: u8,
+    /// Where each flow sits in its hosts' tables (built at setup).
+    slots: FlowSlots,
+    /// Each flow's source host, to find its sender for inspection.
+    sources: Vec<NodeId>,
 }
 
-impl Tcp {
-    /// A transport with these parameters.
+impl TcpProtocol {
+    /// TCP with these parameters (run it as [`Tcp::new`]`(TcpProtocol::new(p))`).
     pub fn new(params: TcpParams) -> Self {
         let shift = params.window_shift();
-        Tcp {
+        TcpProtocol {
             params,
-            senders: Vec::new(),
-            receivers: Vec::new(),
-            timers: Vec::new(),
-            reseq: Vec::new(),
-            notice_timers: Vec::new(),
-            waiting: Vec::new(),
-            is_waiting: Vec::new(),
-            counts: Counts::default(),
             shift,
+            slots: FlowSlots::default(),
+            sources: Vec::new(),
         }
     }
 
-    fn ensure(&mut self, ctx: &Ctx) {
-        let n = ctx.n_flows();
-        if self.senders.len() < n {
-            self.senders.resize(n, None);
-            self.receivers.resize(n, AckReceiver::default());
-            self.timers.resize(n, LazyTimer::IDLE);
-            if self.params.reorder_window.is_some() {
-                self.reseq.resize(n, Resequencer::default());
-            }
-            self.notice_timers.resize(n, LazyTimer::IDLE);
-            self.is_waiting.resize(n, false);
-        }
-        let h = ctx.n_hosts() as usize;
-        if self.waiting.len() < h {
-            self.waiting.resize(h, Vec::new());
-        }
+    /// The parameters.
+    pub fn params(&self) -> &TcpParams {
+        &self.params
     }
 
-    /// Current congestion window of a flow in bytes (for tests).
-    pub fn cwnd(&self, f: FlowId) -> Option<u64> {
-        self.sender(f).map(|s| s.w.cwnd)
-    }
-
-    /// DCTCP α of a flow (for tests).
-    pub fn alpha(&self, f: FlowId) -> Option<f64> {
-        match &self.sender(f)?.cc {
-            Cc::Dctcp(d) => Some(d.alpha),
-            _ => None,
-        }
-    }
-
-    /// The sender of a flow (for tests and inspection).
-    pub fn sender(&self, f: FlowId) -> Option<&Sender> {
-        self.senders.get(f.idx())?.as_deref()
-    }
-
-    /// Per-flow sender event counts (zero for flows not started).
-    pub fn stats(&self, f: FlowId) -> SenderStats {
-        self.sender(f).map(|s| s.stats).unwrap_or_default()
+    /// The sender of flow `f`, which lives in its source's state among
+    /// `hosts` (for tests and inspection; `None` before it starts).
+    pub fn sender<'a>(&self, hosts: &'a [TcpHost], f: FlowId) -> Option<&'a Sender> {
+        let src = self.sources.get(f.idx())?;
+        hosts.get(src.idx())?.sender(self.slots.send(f))
     }
 
     fn new_cc(&self) -> Cc {
@@ -241,9 +196,10 @@ impl Tcp {
         }
     }
 
-    /// Hand segments to the NIC while the sender has some and the NIC has
-    /// room; otherwise wait for the NIC to run dry.
-    fn transmit(&mut self, ctx: &mut Ctx, f: FlowId, s: &mut Sender) {
+    /// Hand segments of `f` (send slot `i`, sender `s` taken out of it) to
+    /// the NIC while the sender has some and the NIC has room; otherwise
+    /// wait for the NIC to run dry.
+    fn transmit(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId, i: usize, s: &mut Sender) {
         let spec = ctx.flow(f);
         let host = spec.src;
         let size = spec.size;
@@ -258,7 +214,7 @@ impl Tcp {
                 || ctx.nic_room(host) < 2 * full
             {
                 if !s.done {
-                    self.wait_for_nic(ctx, f, host);
+                    wait_for_nic(h, ctx, f, i, host);
                 }
                 break;
             }
@@ -278,24 +234,7 @@ impl Tcp {
             s.on_sent(seg, ctx.now());
             ctx.send(p);
         }
-        self.sync_timer(ctx, f, s);
-    }
-
-    fn wait_for_nic(&mut self, ctx: &mut Ctx, f: FlowId, host: NodeId) {
-        if !self.is_waiting[f.idx()] {
-            self.is_waiting[f.idx()] = true;
-            self.waiting[host.idx()].push(f);
-            self.counts.nic_waits += 1;
-        }
-        ctx.request_nic_idle(host);
-    }
-
-    /// Keep one timer event pending at or before the sender's deadline.
-    /// Timers are lazy: an event that fires early re-arms itself.
-    fn sync_timer(&mut self, ctx: &mut Ctx, f: FlowId, s: &Sender) {
-        if let Some(at) = self.timers[f.idx()].arm(ctx.now(), s.rto_deadline) {
-            ctx.set_timer(at, f.0, TIMER_RTO);
-        }
+        sync_timer(&mut h.tx[i].rto, ctx, f, s);
     }
 
     /// A segment is "sent" (RFC 6298 §5.1) when it leaves the host, so the
@@ -315,36 +254,62 @@ impl Tcp {
         (waited.ps() >= rto.ps() / 4 && left + rto > now).then_some(left + rto)
     }
 
-    /// Keep one notice-throttle event pending at or before `due`.
-    fn arm_notice(&mut self, ctx: &mut Ctx, f: FlowId, due: Time) {
-        if let Some(at) = self.notice_timers[f.idx()].arm(ctx.now(), due) {
-            ctx.set_timer(at, f.0, TIMER_NOTICE);
-        }
-    }
-
     /// Throttled FastLane retransmissions may be due.
-    fn on_notice_timer(&mut self, ctx: &mut Ctx, f: FlowId) {
+    fn on_notice_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
-        if !self.notice_timers[f.idx()].fire(now) {
+        let i = self.slots.send(f);
+        if !h.tx[i].notice.fire(now) {
             return;
         }
-        let Some(mut s) = self.senders[f.idx()].take() else {
+        let Some(mut s) = h.tx[i].sender.take() else {
             return;
         };
         if !s.done {
             if let Some(next) = s.release_notified(now) {
-                self.arm_notice(ctx, f, next);
+                arm_notice(&mut h.tx[i].notice, ctx, f, next);
             }
-            if !self.is_waiting[f.idx()] {
-                self.transmit(ctx, f, &mut s);
+            if !h.tx[i].waiting {
+                self.transmit(h, ctx, f, i, &mut s);
             }
         }
-        self.senders[f.idx()] = Some(s);
+        h.tx[i].sender = Some(s);
     }
 
-    fn on_ack(&mut self, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
+    /// The retransmission timer of `f` fired.
+    fn on_rto_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+        let now = ctx.now();
+        let i = self.slots.send(f);
+        if !h.tx[i].rto.fire(now) {
+            // A stale event: a newer one is pending.
+            return;
+        }
+        let Some(mut s) = h.tx[i].sender.take() else {
+            return;
+        };
+        if !s.done && s.rto_deadline != Time::MAX {
+            if now < s.rto_deadline {
+                sync_timer(&mut h.tx[i].rto, ctx, f, &s);
+            } else if let Some(later) = self.host_delayed_deadline(ctx, f, &s) {
+                h.counts.rto_deferred += 1;
+                s.rto_deadline = later;
+                sync_timer(&mut h.tx[i].rto, ctx, f, &s);
+            } else {
+                s.on_timeout(now);
+                if h.tx[i].waiting {
+                    sync_timer(&mut h.tx[i].rto, ctx, f, &s);
+                } else {
+                    self.transmit(h, ctx, f, i, &mut s);
+                }
+            }
+        }
+        h.tx[i].sender = Some(s);
+    }
+
+    /// An ACK reached the flow's source.
+    fn on_ack(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
         let f = pkt.flow;
-        let Some(mut s) = self.senders[f.idx()].take() else {
+        let i = self.slots.send(f);
+        let Some(mut s) = h.tx[i].sender.take() else {
             return;
         };
         if !s.done {
@@ -359,23 +324,25 @@ impl Tcp {
                 ece: pkt.has(flags::ECE),
             };
             s.on_ack(ctx.now(), a);
-            if self.is_waiting[f.idx()] {
+            if h.tx[i].waiting {
                 // The NIC is full: send when it runs dry, but keep the
                 // timer in step with the ACK.
-                self.sync_timer(ctx, f, &s);
+                sync_timer(&mut h.tx[i].rto, ctx, f, &s);
             } else {
-                self.transmit(ctx, f, &mut s);
+                self.transmit(h, ctx, f, i, &mut s);
             }
         }
-        self.senders[f.idx()] = Some(s);
+        h.tx[i].sender = Some(s);
     }
 
-    fn on_data(&mut self, ctx: &mut Ctx, pkt: Packet, seq: u64) {
-        let r = &mut self.receivers[pkt.flow.idx()];
+    /// A data packet reached TCP at the flow's destination (receive slot
+    /// `j`): take it in and answer with an ACK.
+    fn on_data(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet, seq: u64, j: usize) {
+        let r = &mut h.rx[j];
         let end = seq + pkt.payload as u64;
         if r.holds(seq, end) {
             // A retransmission of bytes the receiver already had.
-            self.counts.dup_deliveries += 1;
+            h.counts.dup_deliveries += 1;
         }
         let mut ack = r.on_data(ctx, &pkt, seq);
         let mss = ctx.format().mss as u64;
@@ -390,35 +357,95 @@ impl Tcp {
         }
         ctx.send(ack);
     }
-}
 
-impl Tcp {
     /// A data packet through the receiver's ordering shim: beyond a gap it
     /// is held (starting the flow's hold timer); otherwise it goes up, and
     /// so does the held run it makes contiguous.
-    fn on_data_reordered(&mut self, ctx: &mut Ctx, pkt: Packet, seq: u64, window: Duration) {
+    fn on_data_reordered(
+        &self,
+        h: &mut TcpHost,
+        ctx: &mut Ctx,
+        pkt: Packet,
+        seq: u64,
+        window: Duration,
+    ) {
         let f = pkt.flow;
-        if seq > self.receivers[f.idx()].rcv_nxt {
-            let rs = &mut self.reseq[f.idx()];
+        let j = self.slots.recv(f);
+        if seq > h.rx[j].rcv_nxt {
+            let rs = &mut h.reseq[j];
             if rs.hold(seq, pkt) {
                 rs.deadline = ctx.now() + window;
                 ctx.set_timer(rs.deadline, f.0, TIMER_REORDER);
             }
             return;
         }
-        self.on_data(ctx, pkt, seq);
-        self.release_held(ctx, f, false);
+        self.on_data(h, ctx, pkt, seq, j);
+        self.release_held(h, ctx, j, false);
     }
 
-    /// Hand held packets of `f` to TCP: those now in order, or all.
-    fn release_held(&mut self, ctx: &mut Ctx, f: FlowId, all: bool) {
+    /// Hand held packets of the flow in receive slot `j` to TCP: those now
+    /// in order, or all.
+    fn release_held(&self, h: &mut TcpHost, ctx: &mut Ctx, j: usize, all: bool) {
         loop {
-            let rcv_nxt = self.receivers[f.idx()].rcv_nxt;
-            let Some((seq, p)) = self.reseq[f.idx()].next_ready(rcv_nxt, all) else {
+            let rcv_nxt = h.rx[j].rcv_nxt;
+            let Some((seq, p)) = h.reseq[j].next_ready(rcv_nxt, all) else {
                 break;
             };
-            self.on_data(ctx, p, seq);
+            self.on_data(h, ctx, p, seq, j);
         }
+    }
+}
+
+/// Flow `f` (send slot `i`) waits for its host's NIC to run dry.
+fn wait_for_nic(h: &mut TcpHost, ctx: &mut Ctx, f: FlowId, i: usize, host: NodeId) {
+    if !h.tx[i].waiting {
+        h.tx[i].waiting = true;
+        h.nic_waiting.push(f);
+        h.counts.nic_waits += 1;
+    }
+    ctx.request_nic_idle(host);
+}
+
+/// Keep one timer event pending at or before the sender's deadline.
+/// Timers are lazy: an event that fires early re-arms itself. A timer's id
+/// is its flow's id (the host is the one acting), as before per-host state:
+/// the id is part of the event's place among same-time events.
+#[inline]
+fn sync_timer(rto: &mut LazyTimer, ctx: &mut Ctx, f: FlowId, s: &Sender) {
+    if let Some(at) = rto.arm(ctx.now(), s.rto_deadline) {
+        ctx.set_timer(at, f.0, TIMER_RTO);
+    }
+}
+
+/// Keep one notice-throttle event pending at or before `due`.
+fn arm_notice(notice: &mut LazyTimer, ctx: &mut Ctx, f: FlowId, due: Time) {
+    if let Some(at) = notice.arm(ctx.now(), due) {
+        ctx.set_timer(at, f.0, TIMER_NOTICE);
+    }
+}
+
+impl PerHost<TcpProtocol> {
+    /// The sender of a flow (for tests and inspection).
+    pub fn sender(&self, f: FlowId) -> Option<&Sender> {
+        self.protocol().sender(self.hosts(), f)
+    }
+
+    /// Current congestion window of a flow in bytes (for tests).
+    pub fn cwnd(&self, f: FlowId) -> Option<u64> {
+        self.sender(f).map(|s| s.w.cwnd)
+    }
+
+    /// DCTCP α of a flow (for tests).
+    pub fn alpha(&self, f: FlowId) -> Option<f64> {
+        match &self.sender(f)?.cc {
+            Cc::Dctcp(d) => Some(d.alpha),
+            _ => None,
+        }
+    }
+
+    /// Per-flow sender event counts (zero for flows not started).
+    pub fn stats(&self, f: FlowId) -> SenderStats {
+        self.sender(f).map(|s| s.stats).unwrap_or_default()
     }
 }
 
@@ -448,7 +475,9 @@ pub fn decode_sack(v: u32, ack: u64, mss: u64, size: u64) -> Option<(u64, u64)> 
     (start < end).then_some((start, end))
 }
 
-impl Transport for Tcp {
+impl HostProtocol for TcpProtocol {
+    type Host = TcpHost;
+
     fn name(&self) -> &'static str {
         match self.params.variant() {
             Variant::NewReno => "tcp",
@@ -457,8 +486,23 @@ impl Transport for Tcp {
         }
     }
 
-    fn start_flow(&mut self, ctx: &mut Ctx, f: FlowId) {
-        self.ensure(ctx);
+    fn setup(&mut self, env: &Setup) -> crate::Result<()> {
+        self.slots = FlowSlots::new(env);
+        self.sources = (0..env.n_flows())
+            .map(|i| env.flow(FlowId(i as u32)).src)
+            .collect();
+        Ok(())
+    }
+
+    fn new_host(&self, _env: &Setup, host: NodeId) -> TcpHost {
+        TcpHost::new(
+            self.slots.n_send(host),
+            self.slots.n_recv(host),
+            self.params.reorder_window.is_some(),
+        )
+    }
+
+    fn start_flow(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
         let mss = ctx.format().mss as u64;
         let p = &self.params;
         let cfg = SenderConfig {
@@ -482,121 +526,95 @@ impl Transport for Tcp {
             self.new_cc(),
             p.rcv_window,
         ));
-        self.transmit(ctx, f, &mut s);
-        self.senders[f.idx()] = Some(s);
+        let i = self.slots.send(f);
+        self.transmit(h, ctx, f, i, &mut s);
+        h.tx[i].sender = Some(s);
     }
 
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
         match pkt.header {
             Header::TcpData { seq } => match self.params.reorder_window {
-                None => self.on_data(ctx, pkt, seq),
-                Some(w) => self.on_data_reordered(ctx, pkt, seq, w),
+                None => {
+                    let j = self.slots.recv(pkt.flow);
+                    self.on_data(h, ctx, pkt, seq, j)
+                }
+                Some(w) => self.on_data_reordered(h, ctx, pkt, seq, w),
             },
-            Header::TcpAck { ack, sack, wnd } => self.on_ack(ctx, pkt, ack, sack, wnd),
+            Header::TcpAck { ack, sack, wnd } => self.on_ack(h, ctx, pkt, ack, sack, wnd),
             Header::Ctrl { .. } => debug_assert!(false, "TCP got a foreign packet"),
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        if kind == TIMER_NOTICE {
-            self.on_notice_timer(ctx, FlowId(id));
-            return;
-        }
+    fn on_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, id: u32, kind: u8) {
         let f = FlowId(id);
-        if kind == TIMER_REORDER {
-            // Vertigo's ω expired: everything held goes up in order.
-            if self
-                .reseq
-                .get(f.idx())
-                .is_some_and(|r| r.deadline == ctx.now())
-            {
-                self.release_held(ctx, f, true);
-            }
-            return;
-        }
-        debug_assert_eq!(kind, TIMER_RTO);
-        let now = ctx.now();
-        if !self.timers[f.idx()].fire(now) {
-            // A stale event: a newer one is pending.
-            return;
-        }
-        let Some(mut s) = self.senders[f.idx()].take() else {
-            return;
-        };
-        if !s.done && s.rto_deadline != Time::MAX {
-            if now < s.rto_deadline {
-                self.sync_timer(ctx, f, &s);
-            } else if let Some(later) = self.host_delayed_deadline(ctx, f, &s) {
-                self.counts.rto_deferred += 1;
-                s.rto_deadline = later;
-                self.sync_timer(ctx, f, &s);
-            } else {
-                s.on_timeout(now);
-                if self.is_waiting[f.idx()] {
-                    self.sync_timer(ctx, f, &s);
-                } else {
-                    self.transmit(ctx, f, &mut s);
+        match kind {
+            TIMER_NOTICE => self.on_notice_timer(h, ctx, f),
+            TIMER_REORDER => {
+                // Vertigo's ω expired: everything held goes up in order.
+                let j = self.slots.recv(f);
+                if h.reseq.get(j).is_some_and(|r| r.deadline == ctx.now()) {
+                    self.release_held(h, ctx, j, true);
                 }
             }
+            _ => {
+                debug_assert_eq!(kind, TIMER_RTO);
+                self.on_rto_timer(h, ctx, f);
+            }
         }
-        self.senders[f.idx()] = Some(s);
     }
 
-    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+    fn on_notice(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
         let Header::TcpData { seq } = pkt.header else {
             return;
         };
         let f = pkt.flow;
-        let Some(mut s) = self.senders.get_mut(f.idx()).and_then(Option::take) else {
+        let i = self.slots.send(f);
+        let Some(mut s) = h.tx.get_mut(i).and_then(|t| t.sender.take()) else {
             return;
         };
         if let Some(due) = s.on_notice(ctx.now(), seq) {
-            self.arm_notice(ctx, f, due);
+            arm_notice(&mut h.tx[i].notice, ctx, f, due);
         }
-        if !self.is_waiting[f.idx()] {
-            self.transmit(ctx, f, &mut s);
+        if !h.tx[i].waiting {
+            self.transmit(h, ctx, f, i, &mut s);
         }
-        self.senders[f.idx()] = Some(s);
+        h.tx[i].sender = Some(s);
     }
 
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        let Some(list) = self.waiting.get_mut(host.idx()) else {
-            return;
-        };
-        let list = std::mem::take(list);
+    fn on_nic_idle(&self, h: &mut TcpHost, ctx: &mut Ctx) {
+        let list = std::mem::take(&mut h.nic_waiting);
         for &f in &list {
-            self.is_waiting[f.idx()] = false;
-            if let Some(mut s) = self.senders[f.idx()].take() {
-                self.transmit(ctx, f, &mut s);
-                self.senders[f.idx()] = Some(s);
+            let i = self.slots.send(f);
+            h.tx[i].waiting = false;
+            if let Some(mut s) = h.tx[i].sender.take() {
+                self.transmit(h, ctx, f, i, &mut s);
+                h.tx[i].sender = Some(s);
             }
         }
         // Give the (now empty) list's capacity back unless a flow re-queued.
-        if self.waiting[host.idx()].is_empty() {
+        if h.nic_waiting.is_empty() {
             let mut list = list;
             list.clear();
-            self.waiting[host.idx()] = list;
+            h.nic_waiting = list;
         }
     }
 
-    fn counters(&self) -> Vec<(&'static str, u64)> {
+    fn counters(&self, hosts: &[TcpHost]) -> Vec<(&'static str, u64)> {
         let mut total = SenderStats::default();
-        for s in self.senders.iter().flatten() {
-            total.timeouts += s.stats.timeouts;
-            total.spurious_timeouts += s.stats.spurious_timeouts;
-            total.fast_recoveries += s.stats.fast_recoveries;
-            total.notices += s.stats.notices;
-            total.notice_retransmits += s.stats.notice_retransmits;
-            total.notice_reductions += s.stats.notice_reductions;
-            total.notices_throttled += s.stats.notices_throttled;
+        let (mut dup_deliveries, mut nic_waits, mut rto_deferred) = (0, 0, 0);
+        for h in hosts {
+            total += h.sender_stats();
+            dup_deliveries += h.counts.dup_deliveries;
+            nic_waits += h.counts.nic_waits;
+            rto_deferred += h.counts.rto_deferred;
         }
         let mut v = vec![
             ("timeouts", total.timeouts as u64),
             ("spurious_timeouts", total.spurious_timeouts as u64),
             ("fast_recoveries", total.fast_recoveries as u64),
-            ("duplicate_deliveries", self.counts.dup_deliveries),
-            ("nic_waits", self.counts.nic_waits),
-            ("rto_deferred_in_nic", self.counts.rto_deferred),
+            ("duplicate_deliveries", dup_deliveries),
+            ("nic_waits", nic_waits),
+            ("rto_deferred_in_nic", rto_deferred),
         ];
         // Only runs that received notices list them (others keep their
         // summaries unchanged).

@@ -1,7 +1,7 @@
 //! The sender state machine of one TCP flow: what to send next, loss
 //! detection and recovery, and the retransmission timer. It is pure: it
-//! never touches the network; [`super::Tcp`] asks it for segments while the
-//! host NIC has room and turns them into packets.
+//! never touches the network; [`super::TcpProtocol`] asks it for segments
+//! while the host NIC has room and turns them into packets.
 //!
 //! Rules implemented (each arm cites its RFC):
 //! - RFC 5681: slow start / congestion avoidance (through [`Cc`]), fast
@@ -144,6 +144,19 @@ pub struct SenderStats {
     pub notice_reductions: u32,
     /// Notices whose retransmission the ping-pong throttle delayed.
     pub notices_throttled: u32,
+}
+
+impl std::ops::AddAssign for SenderStats {
+    /// Add another flow's (or host's) counts: totals for `summary.json`.
+    fn add_assign(&mut self, o: SenderStats) {
+        self.timeouts += o.timeouts;
+        self.spurious_timeouts += o.spurious_timeouts;
+        self.fast_recoveries += o.fast_recoveries;
+        self.notices += o.notices;
+        self.notice_retransmits += o.notice_retransmits;
+        self.notice_reductions += o.notice_reductions;
+        self.notices_throttled += o.notices_throttled;
+    }
 }
 
 /// The sender of one flow.
