@@ -68,13 +68,13 @@ impl Partition {
         let mut number = vec![u32::MAX; n];
         let mut piece_of = vec![0u32; n];
         let mut pieces: Vec<Vec<NodeId>> = Vec::new();
-        for node in 0..n {
+        for (node, piece) in piece_of.iter_mut().enumerate() {
             let root = sets.root(node);
             if number[root] == u32::MAX {
                 number[root] = pieces.len() as u32;
                 pieces.push(Vec::new());
             }
-            piece_of[node] = number[root];
+            *piece = number[root];
             pieces[number[root] as usize].push(NodeId(node as u32));
         }
         let lookahead = topo
