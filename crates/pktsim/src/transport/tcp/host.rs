@@ -11,20 +11,38 @@ use crate::transport::tcp::reorder::Resequencer;
 use crate::transport::tcp::sender::{Sender, SenderStats};
 
 /// The sender side of one flow at its source host: kept together because
-/// an ACK's handling reads all of it (one cache line for two flows).
+/// an ACK's handling reads all of it.
 #[derive(Debug, Default)]
 pub(super) struct FlowTx {
-    /// `None` until the flow starts. Boxed: a handler takes the sender out
-    /// while it works on it (the host's other fields stay free to borrow),
-    /// and a 570-byte sender moved out and back on every ACK was 3 % of a
-    /// run in `memcpy`; a box moves 8 bytes.
-    pub sender: Option<Box<Sender>>,
+    /// `None` until the flow starts. Not boxed: the box let the old
+    /// run-wide table move a sender out and back cheaply on every ACK;
+    /// handlers now borrow it in place ([`Tx`]), and inline, next to its
+    /// timers, it costs fewer cache misses (measured on the DCTCP bench).
+    pub sender: Option<Sender>,
     /// The pending RTO event (the deadline is the sender's).
     pub rto: LazyTimer,
     /// The pending notice-throttle event (FastLane).
     pub notice: LazyTimer,
     /// In the host's NIC waiting list.
     pub waiting: bool,
+}
+
+/// A started flow's sender side, borrowed together with the host state a
+/// handler changes along with it (the NIC waiting list, the counts): the
+/// borrows are disjoint, so no sender is moved out and back.
+pub(super) struct Tx<'a> {
+    /// The sender.
+    pub s: &'a mut Sender,
+    /// Its pending RTO event.
+    pub rto: &'a mut LazyTimer,
+    /// Its pending notice-throttle event.
+    pub notice: &'a mut LazyTimer,
+    /// Whether it is in the NIC waiting list.
+    pub waiting: &'a mut bool,
+    /// The host's NIC waiting list.
+    pub nic_waiting: &'a mut Vec<FlowId>,
+    /// The host's counts.
+    pub counts: &'a mut Counts,
 }
 
 /// A host's counts written to `summary.json` (summed over hosts).
@@ -72,14 +90,33 @@ impl TcpHost {
         }
     }
 
+    /// The sender side of the flow in send slot `slot`, if it started.
+    #[inline]
+    pub(super) fn tx(&mut self, slot: usize) -> Option<Tx<'_>> {
+        let FlowTx {
+            sender,
+            rto,
+            notice,
+            waiting,
+        } = self.tx.get_mut(slot)?;
+        Some(Tx {
+            s: sender.as_mut()?,
+            rto,
+            notice,
+            waiting,
+            nic_waiting: &mut self.nic_waiting,
+            counts: &mut self.counts,
+        })
+    }
+
     /// The sender of the flow in send slot `slot` (`None` before it starts).
     pub fn sender(&self, slot: usize) -> Option<&Sender> {
-        self.tx.get(slot)?.sender.as_deref()
+        self.tx.get(slot)?.sender.as_ref()
     }
 
     /// The started senders of this host, in slot (flow-id) order.
     pub fn senders(&self) -> impl Iterator<Item = &Sender> {
-        self.tx.iter().filter_map(|t| t.sender.as_deref())
+        self.tx.iter().filter_map(|t| t.sender.as_ref())
     }
 
     /// Sender event counts summed over this host's flows.

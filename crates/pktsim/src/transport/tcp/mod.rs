@@ -43,6 +43,7 @@ use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use cc::{Cc, CongestionControl};
 pub use config::{CubicConfig, DctcpConfig, TcpConfig};
 pub use host::TcpHost;
+use host::Tx;
 pub use reorder::RankMarking;
 use sender::{Ack, Sender, SenderConfig};
 pub use sender::{SenderStats, TimerMode};
@@ -196,10 +197,10 @@ impl TcpProtocol {
         }
     }
 
-    /// Hand segments of `f` (send slot `i`, sender `s` taken out of it) to
-    /// the NIC while the sender has some and the NIC has room; otherwise
-    /// wait for the NIC to run dry.
-    fn transmit(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId, i: usize, s: &mut Sender) {
+    /// Hand segments of `f` to the NIC while its sender has some and the
+    /// NIC has room; otherwise wait for the NIC to run dry.
+    fn transmit(&self, ctx: &mut Ctx, f: FlowId, t: &mut Tx) {
+        let s = &mut *t.s;
         let spec = ctx.flow(f);
         let host = spec.src;
         let size = spec.size;
@@ -214,7 +215,12 @@ impl TcpProtocol {
                 || ctx.nic_room(host) < 2 * full
             {
                 if !s.done {
-                    wait_for_nic(h, ctx, f, i, host);
+                    if !*t.waiting {
+                        *t.waiting = true;
+                        t.nic_waiting.push(f);
+                        t.counts.nic_waits += 1;
+                    }
+                    ctx.request_nic_idle(host);
                 }
                 break;
             }
@@ -234,7 +240,7 @@ impl TcpProtocol {
             s.on_sent(seg, ctx.now());
             ctx.send(p);
         }
-        sync_timer(&mut h.tx[i].rto, ctx, f, s);
+        sync_timer(t.rto, ctx, f, s);
     }
 
     /// A segment is "sent" (RFC 6298 §5.1) when it leaves the host, so the
@@ -257,82 +263,77 @@ impl TcpProtocol {
     /// Throttled FastLane retransmissions may be due.
     fn on_notice_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
-        let i = self.slots.send(f);
-        if !h.tx[i].notice.fire(now) {
-            return;
-        }
-        let Some(mut s) = h.tx[i].sender.take() else {
+        // A flow's timers are armed only once it has a sender.
+        let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
         };
-        if !s.done {
-            if let Some(next) = s.release_notified(now) {
-                arm_notice(&mut h.tx[i].notice, ctx, f, next);
-            }
-            if !h.tx[i].waiting {
-                self.transmit(h, ctx, f, i, &mut s);
-            }
+        if !t.notice.fire(now) || t.s.done {
+            return;
         }
-        h.tx[i].sender = Some(s);
+        if let Some(next) = t.s.release_notified(now) {
+            arm_notice(t.notice, ctx, f, next);
+        }
+        if !*t.waiting {
+            self.transmit(ctx, f, &mut t);
+        }
     }
 
     /// The retransmission timer of `f` fired.
     fn on_rto_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
-        let i = self.slots.send(f);
-        if !h.tx[i].rto.fire(now) {
+        let Some(mut t) = h.tx(self.slots.send(f)) else {
+            return;
+        };
+        if !t.rto.fire(now) {
             // A stale event: a newer one is pending.
             return;
         }
-        let Some(mut s) = h.tx[i].sender.take() else {
+        if t.s.done || t.s.rto_deadline == Time::MAX {
             return;
-        };
-        if !s.done && s.rto_deadline != Time::MAX {
-            if now < s.rto_deadline {
-                sync_timer(&mut h.tx[i].rto, ctx, f, &s);
-            } else if let Some(later) = self.host_delayed_deadline(ctx, f, &s) {
-                h.counts.rto_deferred += 1;
-                s.rto_deadline = later;
-                sync_timer(&mut h.tx[i].rto, ctx, f, &s);
+        }
+        if now < t.s.rto_deadline {
+            sync_timer(t.rto, ctx, f, t.s);
+        } else if let Some(later) = self.host_delayed_deadline(ctx, f, t.s) {
+            t.counts.rto_deferred += 1;
+            t.s.rto_deadline = later;
+            sync_timer(t.rto, ctx, f, t.s);
+        } else {
+            t.s.on_timeout(now);
+            if *t.waiting {
+                sync_timer(t.rto, ctx, f, t.s);
             } else {
-                s.on_timeout(now);
-                if h.tx[i].waiting {
-                    sync_timer(&mut h.tx[i].rto, ctx, f, &s);
-                } else {
-                    self.transmit(h, ctx, f, i, &mut s);
-                }
+                self.transmit(ctx, f, &mut t);
             }
         }
-        h.tx[i].sender = Some(s);
     }
 
     /// An ACK reached the flow's source.
     fn on_ack(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
         let f = pkt.flow;
-        let i = self.slots.send(f);
-        let Some(mut s) = h.tx[i].sender.take() else {
+        let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
         };
-        if !s.done {
-            let mss = ctx.format().mss as u64;
-            let size = ctx.flow(f).size;
-            let block = decode_sack(sack, ack, mss, size);
-            let a = Ack {
-                ack,
-                sack: block,
-                window_edge: ack + ((wnd as u64) << self.shift),
-                echo: pkt.sent_at,
-                ece: pkt.has(flags::ECE),
-            };
-            s.on_ack(ctx.now(), a);
-            if h.tx[i].waiting {
-                // The NIC is full: send when it runs dry, but keep the
-                // timer in step with the ACK.
-                sync_timer(&mut h.tx[i].rto, ctx, f, &s);
-            } else {
-                self.transmit(h, ctx, f, i, &mut s);
-            }
+        if t.s.done {
+            return;
         }
-        h.tx[i].sender = Some(s);
+        let mss = ctx.format().mss as u64;
+        let size = ctx.flow(f).size;
+        let block = decode_sack(sack, ack, mss, size);
+        let a = Ack {
+            ack,
+            sack: block,
+            window_edge: ack + ((wnd as u64) << self.shift),
+            echo: pkt.sent_at,
+            ece: pkt.has(flags::ECE),
+        };
+        t.s.on_ack(ctx.now(), a);
+        if *t.waiting {
+            // The NIC is full: send when it runs dry, but keep the timer in
+            // step with the ACK.
+            sync_timer(t.rto, ctx, f, t.s);
+        } else {
+            self.transmit(ctx, f, &mut t);
+        }
     }
 
     /// A data packet reached TCP at the flow's destination (receive slot
@@ -394,16 +395,6 @@ impl TcpProtocol {
             self.on_data(h, ctx, p, seq, j);
         }
     }
-}
-
-/// Flow `f` (send slot `i`) waits for its host's NIC to run dry.
-fn wait_for_nic(h: &mut TcpHost, ctx: &mut Ctx, f: FlowId, i: usize, host: NodeId) {
-    if !h.tx[i].waiting {
-        h.tx[i].waiting = true;
-        h.nic_waiting.push(f);
-        h.counts.nic_waits += 1;
-    }
-    ctx.request_nic_idle(host);
 }
 
 /// Keep one timer event pending at or before the sender's deadline.
@@ -519,16 +510,17 @@ impl HostProtocol for TcpProtocol {
             notice_reduces_window: p.notice_reduces_window,
             notice_retx_base: p.notice_retx_base,
         };
-        let mut s = Box::new(Sender::new(
+        let i = self.slots.send(f);
+        h.tx[i].sender = Some(Sender::new(
             ctx.flow(f).size,
             mss,
             cfg,
             self.new_cc(),
             p.rcv_window,
         ));
-        let i = self.slots.send(f);
-        self.transmit(h, ctx, f, i, &mut s);
-        h.tx[i].sender = Some(s);
+        if let Some(mut t) = h.tx(i) {
+            self.transmit(ctx, f, &mut t);
+        }
     }
 
     fn on_packet(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
@@ -568,27 +560,23 @@ impl HostProtocol for TcpProtocol {
             return;
         };
         let f = pkt.flow;
-        let i = self.slots.send(f);
-        let Some(mut s) = h.tx.get_mut(i).and_then(|t| t.sender.take()) else {
+        let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
         };
-        if let Some(due) = s.on_notice(ctx.now(), seq) {
-            arm_notice(&mut h.tx[i].notice, ctx, f, due);
+        if let Some(due) = t.s.on_notice(ctx.now(), seq) {
+            arm_notice(t.notice, ctx, f, due);
         }
-        if !h.tx[i].waiting {
-            self.transmit(h, ctx, f, i, &mut s);
+        if !*t.waiting {
+            self.transmit(ctx, f, &mut t);
         }
-        h.tx[i].sender = Some(s);
     }
 
     fn on_nic_idle(&self, h: &mut TcpHost, ctx: &mut Ctx) {
         let list = std::mem::take(&mut h.nic_waiting);
         for &f in &list {
-            let i = self.slots.send(f);
-            h.tx[i].waiting = false;
-            if let Some(mut s) = h.tx[i].sender.take() {
-                self.transmit(h, ctx, f, i, &mut s);
-                h.tx[i].sender = Some(s);
+            if let Some(mut t) = h.tx(self.slots.send(f)) {
+                *t.waiting = false;
+                self.transmit(ctx, f, &mut t);
             }
         }
         // Give the (now empty) list's capacity back unless a flow re-queued.
