@@ -7,6 +7,7 @@
 //! - [`network`]: the state, split by job (construction, the per-hop path,
 //!   the refusal executor, host-NIC bookkeeping).
 //! - [`port`]: an output queue, its transmitter and its link.
+//! - [`records`]: counters and per-flow drops, mergeable between parts.
 //! - [`queue`]: queue disciplines, one file each, and the rate limit.
 //! - [`eager_fifo`]: FIFO ports that schedule departures at enqueue time.
 //! - `nic_idle`: telling transports that a host NIC ran dry, with an event
@@ -37,10 +38,12 @@ pub mod network;
 pub(crate) mod nic_idle;
 pub mod port;
 pub mod queue;
+pub mod records;
 pub mod routing;
 pub mod switch;
 pub mod topology;
 
 pub use event::NetEvent;
 pub use network::{Forwarding, Network, NetworkParams};
+pub use records::NetRecords;
 pub use switch::{LoadBalancing, Refusal};

@@ -12,7 +12,7 @@ impl Network {
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
-        self.counters.sent[pkt.kind as usize] += 1;
+        self.records.counters.sent[pkt.kind as usize] += 1;
         if pkt.kind == PacketKind::Data {
             if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
                 *b += pkt.size as u64;
@@ -74,7 +74,7 @@ impl Network {
         if let Some(pool) = port.pool {
             self.pools[pool as usize].adjust(before, after);
         }
-        self.counters.ecn_marked += marked as u64;
+        self.records.counters.ecn_marked += marked as u64;
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, offer);
         }
@@ -104,7 +104,7 @@ impl Network {
         }
         if let Some(k) = fifo.ecn {
             if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
-                self.counters.ecn_marked += 1;
+                self.records.counters.ecn_marked += 1;
             }
         }
         // It leaves the queue when the transmitter frees up.
@@ -113,7 +113,15 @@ impl Network {
             fifo.push(leaves, pkt.size);
             port.note_size();
         }
-        Self::transmit(port, pkt, leaves, next_tx, ev, pid, &mut self.counters);
+        Self::transmit(
+            port,
+            pkt,
+            leaves,
+            next_tx,
+            ev,
+            pid,
+            &mut self.records.counters,
+        );
     }
 
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
@@ -224,7 +232,7 @@ impl Network {
         let next_tx = self.next_tx(pid, &pkt);
         let port = &mut self.ports[pid.idx()];
         let owner = port.owner;
-        Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
+        Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.records.counters);
         let end = port.busy_until;
         let more = !port.queue.is_empty();
         if more {
@@ -316,7 +324,7 @@ impl Network {
             let (_, pkt) = port.in_flight.pop_front()?;
             Self::next_arrival(port, pid, ev);
             debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
-            self.counters.delivered[pkt.kind as usize] += 1;
+            self.records.counters.delivered[pkt.kind as usize] += 1;
             return Some(pkt);
         }
         let cut_through = port.cut_through;
