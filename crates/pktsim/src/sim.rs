@@ -358,8 +358,8 @@ impl<T: Transport> Simulation<T> {
         // Start loading the state the next event will need while this
         // one runs (see [`Network::prefetch_port`]).
         match self.events.peek() {
-            Some(&Event::Arrive(p)) => self.net.prefetch_port(p, true),
-            Some(&Event::TxDone(p)) => self.net.prefetch_port(p, false),
+            Some(&Event::Arrive(p)) => self.net.prefetch_arrival(p),
+            Some(&Event::TxDone(p)) => self.net.prefetch_port(p),
             _ => {}
         }
         match ev {

@@ -7,6 +7,7 @@
 //! - [`network`]: the state, split by job (construction, the per-hop path,
 //!   the refusal executor, host-NIC bookkeeping).
 //! - [`port`]: an output queue, its transmitter and its link.
+//! - [`inbox`]: a link's packets in flight, held by the side they travel to.
 //! - [`records`]: counters and per-flow drops, mergeable between parts.
 //! - [`queue`]: queue disciplines, one file each, and the rate limit.
 //! - [`eager_fifo`]: FIFO ports that schedule departures at enqueue time.
@@ -16,9 +17,10 @@
 //!   trim), and the hop limit.
 //! - [`routing`], [`topology`]: equal-cost shortest paths; topology builders.
 //!
-//! A [`port::Port`] is an output queue plus the link it feeds. A link keeps
-//! its packets in flight in a FIFO and has at most one pending event (for the
-//! head packet); a port has at most one pending event (end of the current
+//! A [`port::Port`] is an output queue plus the link it feeds. The link's
+//! packets in flight wait, in order, in the receiving side's
+//! [`inbox::LinkInbox`], which has at most one pending event (for the head
+//! packet); a port has at most one pending event (end of the current
 //! transmission, only when more packets wait). So the event count grows with
 //! busy components, not with packets in flight.
 //!
@@ -34,6 +36,7 @@
 
 pub mod eager_fifo;
 pub mod event;
+pub mod inbox;
 pub mod network;
 pub(crate) mod nic_idle;
 pub mod port;

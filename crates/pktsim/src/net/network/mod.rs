@@ -2,8 +2,9 @@
 //!
 //! - here: the state itself, its parameters and the small queries on it;
 //!   the fields are private, read through accessors, so that each part of
-//!   the state can move to the component that owns it (what the run
-//!   records to [`NetRecords`]);
+//!   the state can move to the component that owns it (a link's packets in
+//!   flight to its receiving side, [`LinkInbox`]; what the run records to
+//!   [`NetRecords`]);
 //! - `build`: construction from a topology;
 //! - `hop`: the per-hop path (enqueue at a port, start transmissions, carry
 //!   packets over links, forward at switches through the switch stage,
@@ -19,6 +20,7 @@ use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
 use crate::metrics::{Counters, DropReason, DropSite, QueueSample};
 use crate::net::event::NetEvent;
+use crate::net::inbox::LinkInbox;
 use crate::net::nic_idle::NicIdleRequests;
 use crate::net::port::{Port, PortStats};
 use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
@@ -31,7 +33,6 @@ use crate::net::switch::{
 use crate::net::topology::TopologySpec;
 use crate::packet::{flags, FlowId, NodeId, Packet, PacketKind, PortId};
 use crate::time::{Duration, Rate, Time};
-use std::collections::VecDeque;
 
 mod build;
 mod hop;
@@ -178,6 +179,9 @@ pub struct Network {
     nodes: Vec<Node>,
     /// All output ports.
     ports: Vec<Port>,
+    /// Each link's packets in flight, by the port that feeds it: held for
+    /// the node the link leads to, which alone takes them out.
+    inboxes: Vec<LinkInbox>,
     /// Equal-cost routes.
     routing: Routing,
     /// Shared buffers (one per switch when configured).
@@ -242,6 +246,11 @@ impl Network {
     #[inline]
     pub fn port(&self, pid: PortId) -> &Port {
         &self.ports[pid.idx()]
+    }
+
+    /// The packets in flight on the link port `pid` feeds.
+    pub fn inbox(&self, pid: PortId) -> &LinkInbox {
+        &self.inboxes[pid.idx()]
     }
 
     /// Equal-cost routes.
@@ -348,11 +357,13 @@ impl Network {
             for pkt in p.queue.drain() {
                 in_flight[pkt.kind as usize] += 1;
             }
-            // Eager FIFO packets are already on the link list below.
+            // Eager FIFO packets are already in the inboxes below.
             if let Some(f) = p.fifo.as_mut() {
                 f.clear();
             }
-            for (_, pkt) in p.in_flight.drain(..) {
+        }
+        for inbox in &mut self.inboxes {
+            for pkt in inbox.drain() {
                 in_flight[pkt.kind as usize] += 1;
             }
         }
