@@ -40,7 +40,7 @@ impl SimSetup for Series {
         let mut queues = String::from("t_end_us,host,max_packets,max_bytes,mean_bytes\n");
         let mut before: Vec<u64> = vec![0; sim.progress().len()];
         let n_hosts = sim.net.n_hosts();
-        let mut snaps: Vec<_> = sim.net.ports.iter().map(|p| p.stats.clone()).collect();
+        let mut snaps: Vec<_> = sim.net.ports().iter().map(|p| p.stats.clone()).collect();
         let mut end = Time::ZERO;
         loop {
             end += self.window;
@@ -54,7 +54,7 @@ impl SimSetup for Series {
                 }
                 before[f] = p.bytes_received;
             }
-            for (i, p) in sim.net.ports.iter_mut().enumerate() {
+            for (i, p) in sim.net.ports().iter().enumerate() {
                 if p.owner.0 < n_hosts || p.peer.0 >= n_hosts {
                     continue;
                 }
@@ -64,10 +64,10 @@ impl SimSetup for Series {
                     "{t_us},{},{},{},{mean:.1}",
                     p.peer.0, p.stats.max_packets, p.stats.max_bytes
                 );
-                p.stats.max_packets = 0;
-                p.stats.max_bytes = 0;
                 snaps[i] = p.stats.clone();
             }
+            // Each window's peaks alone.
+            sim.net.reset_queue_peaks();
             if reason != StopReason::Paused {
                 break;
             }

@@ -139,9 +139,7 @@ impl<T: Transport> Simulation<T> {
             .iter()
             .enumerate()
             .all(|(i, f)| f.id.idx() == i));
-        net.flow_drops = vec![0; n];
-        net.nic_flow_bytes = vec![0; n];
-        net.nic_flow_departed = vec![(Time::ZERO, Duration::ZERO); n];
+        net.set_flow_count(n);
         net.set_nic_pull(transport.wants_nic_pull());
         // The order of simultaneous events is seeded like every other
         // random choice of the run (see `engine::event_queue`).
@@ -360,8 +358,8 @@ impl<T: Transport> Simulation<T> {
         // Start loading the state the next event will need while this
         // one runs (see [`Network::prefetch_port`]).
         match self.events.peek() {
-            Some(&Event::Arrive(p)) => self.net.prefetch_port(p, true),
-            Some(&Event::TxDone(p)) => self.net.prefetch_port(p, false),
+            Some(&Event::Arrive(p)) => self.net.prefetch_arrival(p),
+            Some(&Event::TxDone(p)) => self.net.prefetch_port(p),
             _ => {}
         }
         match ev {
@@ -416,7 +414,7 @@ impl<T: Transport> Simulation<T> {
             .path(src, dst)
             .iter()
             .map(|p| {
-                let port = &self.net.ports[p.idx()];
+                let port = self.net.port(*p);
                 Hop {
                     rate: port.rate,
                     delay: port.delay,
@@ -456,7 +454,7 @@ impl<T: Transport> Simulation<T> {
                 ideal_fct: ideal_fct(s.size, self.format.mss, self.format.header, hops),
                 bytes_received: p.bytes_received,
                 retransmits: p.retransmits,
-                drops: self.net.flow_drops[s.id.idx()],
+                drops: self.net.records().flow_drops(s.id),
                 tag: self.tags.get(s.tag as usize).cloned().unwrap_or_default(),
                 query: s.query,
             });
@@ -466,7 +464,7 @@ impl<T: Transport> Simulation<T> {
         RunOutput {
             flows,
             queue_samples: std::mem::take(&mut self.samples),
-            counters: self.net.counters.clone(),
+            counters: self.net.counters().clone(),
             events: self.n_events,
             sim_time: self.events.now(),
             wall_time: self.wall,

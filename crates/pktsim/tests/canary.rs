@@ -98,7 +98,7 @@ fn run_counting_ports(toml: &str) -> (RunOutput, Vec<(u64, bool)>) {
         .expect("a TCP config");
     let host_facing: Vec<bool> = exp
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| p.peer.0 < exp.net.n_hosts())
         .collect();
@@ -113,7 +113,7 @@ fn run_counting_ports(toml: &str) -> (RunOutput, Vec<(u64, bool)>) {
     let reason = sim.run(None);
     let ports = sim
         .net
-        .ports
+        .ports()
         .iter()
         .zip(host_facing)
         .map(|(p, h)| (p.stats.deflected_in, h))

@@ -153,7 +153,7 @@ fn run_credit(
     let reason = sim.run(None);
     let ports = sim
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| (p.owner, p.peer, p.stats.clone()))
         .collect();
@@ -257,7 +257,7 @@ size = 300000
     let (out, ports, _) = run_credit(&toml("expresspass"), Design::ExpressPass(xp), common, false);
     assert!(out.flows.iter().all(|f| f.finish.is_some()));
     let exp = prepare(&toml("expresspass"));
-    let name = |n: NodeId| exp.net.nodes[n.idx()].name.clone();
+    let name = |n: NodeId| exp.net.nodes()[n.idx()].name.clone();
     // Per spine: data bytes down to leaf1 and credit bytes down to leaf0.
     // With one flow per host pair each spine's share must match: a flow's
     // data (1538 B per credit) and credits (84 B) use the same spine.

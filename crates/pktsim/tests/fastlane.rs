@@ -124,7 +124,7 @@ fn run_with_lanes(toml: &str) -> (RunOutput, Vec<(u64, u64, u64, u64)>) {
     let reason = sim.run(None);
     let lanes = sim
         .net
-        .ports
+        .ports()
         .iter()
         .filter_map(|p| match &p.queue {
             Queue::NoticeLane(l) => Some((l.sent_bytes, l.peak_bytes, l.cap_bytes(), p.rate.bps())),

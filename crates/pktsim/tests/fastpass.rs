@@ -41,7 +41,7 @@ fn incast(k: u32, size: u64) -> String {
 /// towards the arbiter (the last host), where endpoints' requests meet.
 fn max_switch_queue(net: &Network, skip_arbiter: bool) -> u32 {
     let arbiter = net.n_hosts() - 1;
-    net.ports
+    net.ports()
         .iter()
         .filter(|p| p.owner.0 >= net.n_hosts() && !(skip_arbiter && p.peer.0 == arbiter))
         .map(|p| p.stats.max_packets)
@@ -52,7 +52,7 @@ fn max_switch_queue(net: &Network, skip_arbiter: bool) -> u32 {
 /// Largest number of bytes held by the switch port towards the arbiter.
 fn arbiter_port_bytes(net: &Network) -> u64 {
     let arbiter = net.n_hosts() - 1;
-    net.ports
+    net.ports()
         .iter()
         .filter(|p| p.owner.0 >= net.n_hosts() && p.peer.0 == arbiter)
         .map(|p| p.stats.max_bytes)

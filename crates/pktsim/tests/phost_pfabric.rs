@@ -601,7 +601,7 @@ size = 30000
     let n_hosts = sim.net.n_hosts();
     let data_ports: Vec<(u32, u64, u64)> = sim
         .net
-        .ports
+        .ports()
         .iter()
         .filter(|p| p.owner.0 >= n_hosts && p.stats.tx_bytes > 0)
         .map(|p| (p.stats.max_packets, p.stats.max_bytes, p.stats.tx_packets))

@@ -82,7 +82,7 @@ fn run_with(
     }
     let host_facing: Vec<bool> = exp
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| p.peer.0 < exp.net.n_hosts())
         .collect();
@@ -94,7 +94,7 @@ fn run_with(
     let reason = sim.run(None);
     let ports = sim
         .net
-        .ports
+        .ports()
         .iter()
         .map(|p| PortAfter {
             owner: p.owner,
@@ -123,7 +123,7 @@ fn a_refusal_hook_sees_every_drop_on_both_admission_paths() {
             exp.net.disable_eager_fifo();
         }
         assert_eq!(
-            exp.net.ports.iter().any(|p| p.fifo.is_some()),
+            exp.net.ports().iter().any(|p| p.fifo.is_some()),
             eager,
             "{name}: admission path not the one under test"
         );
@@ -271,8 +271,8 @@ fn down_bytes_by_spine(out_ports: &[PortAfter], exp: &Experiment, leaf: &str) ->
     let mut v = Vec::new();
     for p in out_ports {
         let (from, to) = (
-            &exp.net.nodes[p.owner.idx()].name,
-            &exp.net.nodes[p.peer.idx()].name,
+            &exp.net.nodes()[p.owner.idx()].name,
+            &exp.net.nodes()[p.peer.idx()].name,
         );
         if from.starts_with("spine") && to == leaf {
             v.push(p.stats.tx_bytes);

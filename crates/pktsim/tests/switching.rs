@@ -32,12 +32,12 @@ fn uplink_bytes(exp_toml: &str) -> Vec<u64> {
     let exp: Experiment = prepare(exp_toml);
     let uplinks: Vec<usize> = exp
         .net
-        .ports
+        .ports()
         .iter()
         .enumerate()
         .filter(|(_, p)| {
-            exp.net.nodes[p.owner.idx()].name == "leaf0"
-                && exp.net.nodes[p.peer.idx()].name.starts_with("spine")
+            exp.net.nodes()[p.owner.idx()].name == "leaf0"
+                && exp.net.nodes()[p.peer.idx()].name.starts_with("spine")
         })
         .map(|(i, _)| i)
         .collect();
@@ -53,7 +53,7 @@ fn uplink_bytes(exp_toml: &str) -> Vec<u64> {
     let reason = sim.run(None);
     let bytes = uplinks
         .iter()
-        .map(|&i| sim.net.ports[i].stats.tx_bytes)
+        .map(|&i| sim.net.ports()[i].stats.tx_bytes)
         .collect();
     let out = sim.finish(reason);
     crate::common::assert_conserved(&out);
@@ -110,9 +110,9 @@ size = 500000
     let exp = prepare(&toml);
     let port = exp
         .net
-        .ports
+        .ports()
         .iter()
-        .position(|p| exp.net.nodes[p.peer.idx()].name == "h8")
+        .position(|p| exp.net.nodes()[p.peer.idx()].name == "h8")
         .unwrap();
     let tcp = pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(
         Default::default(),
@@ -120,7 +120,7 @@ size = 500000
     let mut sim =
         pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
     let reason = sim.run(None);
-    let max = sim.net.ports[port].stats.max_bytes;
+    let max = sim.net.ports()[port].stats.max_bytes;
     let out = sim.finish(reason);
     crate::common::assert_conserved(&out);
     assert!(

@@ -57,11 +57,11 @@ fn run_with(n: u32, queue: &str, buffer: u64, params: TcpParams, total: Duration
     let exp = prepare(&dumbbell(n, queue, buffer));
     let bottleneck = exp
         .net
-        .ports
+        .ports()
         .iter()
         .position(|p| {
-            exp.net.nodes[p.owner.idx()].name == "left"
-                && exp.net.nodes[p.peer.idx()].name == "right"
+            exp.net.nodes()[p.owner.idx()].name == "left"
+                && exp.net.nodes()[p.peer.idx()].name == "right"
         })
         .expect("bottleneck port");
     let mut sim = Simulation::new(
@@ -75,10 +75,10 @@ fn run_with(n: u32, queue: &str, buffer: u64, params: TcpParams, total: Duration
     let half = Time::ZERO + Duration::from_ps(total.ps() / 2);
     sim.run_until(half, None);
     let bytes_mid: Vec<u64> = sim.progress().iter().map(|p| p.bytes_received).collect();
-    let stats_mid: PortStats = sim.net.ports[bottleneck].stats.clone();
+    let stats_mid: PortStats = sim.net.ports()[bottleneck].stats.clone();
     let end = Time::ZERO + total;
     sim.run_until(end, None);
-    let port = &sim.net.ports[bottleneck];
+    let port = &sim.net.ports()[bottleneck];
     let dt = (end - half).as_secs_f64();
     let goodput = sim
         .progress()

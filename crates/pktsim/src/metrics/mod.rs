@@ -95,6 +95,44 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Add `other`'s counts to these: the counts of two parts of the
+    /// network (pieces of a partitioned run) make those of the whole.
+    /// Sums, so the result does not depend on the order of the parts.
+    pub fn add(&mut self, other: &Counters) {
+        // Named field by field, so that a new counter cannot be forgotten.
+        let Counters {
+            sent,
+            delivered,
+            dropped,
+            dropped_at,
+            in_flight,
+            ecn_marked,
+            packet_hops,
+            made,
+            deflected,
+            trimmed,
+        } = other;
+        fn add_each<const N: usize>(to: &mut [u64; N], from: &[u64; N]) {
+            for (t, f) in to.iter_mut().zip(from) {
+                *t += f;
+            }
+        }
+        add_each(&mut self.sent, sent);
+        add_each(&mut self.delivered, delivered);
+        for (to, from) in self.dropped.iter_mut().zip(dropped) {
+            add_each(to, from);
+        }
+        for (to, from) in self.dropped_at.iter_mut().zip(dropped_at) {
+            add_each(to, from);
+        }
+        add_each(&mut self.in_flight, in_flight);
+        self.ecn_marked += ecn_marked;
+        self.packet_hops += packet_hops;
+        add_each(&mut self.made, made);
+        self.deflected += deflected;
+        self.trimmed += trimmed;
+    }
+
     /// Total drops of one kind over all reasons.
     pub fn dropped_total(&self, kind: usize) -> u64 {
         self.dropped[kind].iter().sum()

@@ -80,7 +80,7 @@ impl EagerFifo {
             Some(&(t, _)) => self.head_leaves = t,
             None => {
                 self.head_leaves = Time::MAX;
-                // Back to the ring's start (see `Network::next_arrival`).
+                // Back to the ring's start (see `LinkInbox::take_head`).
                 self.waiting.clear();
             }
         }
@@ -96,7 +96,7 @@ impl EagerFifo {
         self.bytes += size as u64;
     }
 
-    /// Forget everything (end of run; the packets are on the link list).
+    /// Forget everything (end of run; the packets are in the link's inbox).
     pub fn clear(&mut self) {
         self.waiting.clear();
         self.bytes = 0;

@@ -7,6 +7,8 @@
 //! - [`network`]: the state, split by job (construction, the per-hop path,
 //!   the refusal executor, host-NIC bookkeeping).
 //! - [`port`]: an output queue, its transmitter and its link.
+//! - [`inbox`]: a link's packets in flight, held by the side they travel to.
+//! - [`records`]: counters and per-flow drops, mergeable between parts.
 //! - [`queue`]: queue disciplines, one file each, and the rate limit.
 //! - [`eager_fifo`]: FIFO ports that schedule departures at enqueue time.
 //! - `nic_idle`: telling transports that a host NIC ran dry, with an event
@@ -16,9 +18,10 @@
 //! - [`routing`], [`topology`]: equal-cost shortest paths; topology builders.
 //! - [`partition`]: cutting a topology into pieces for a partitioned run.
 //!
-//! A [`port::Port`] is an output queue plus the link it feeds. A link keeps
-//! its packets in flight in a FIFO and has at most one pending event (for the
-//! head packet); a port has at most one pending event (end of the current
+//! A [`port::Port`] is an output queue plus the link it feeds. The link's
+//! packets in flight wait, in order, in the receiving side's
+//! [`inbox::LinkInbox`], which has at most one pending event (for the head
+//! packet); a port has at most one pending event (end of the current
 //! transmission, only when more packets wait). So the event count grows with
 //! busy components, not with packets in flight.
 //!
@@ -34,15 +37,18 @@
 
 pub mod eager_fifo;
 pub mod event;
+pub mod inbox;
 pub mod network;
 pub(crate) mod nic_idle;
 pub mod partition;
 pub mod port;
 pub mod queue;
+pub mod records;
 pub mod routing;
 pub mod switch;
 pub mod topology;
 
 pub use event::NetEvent;
 pub use network::{Forwarding, Network, NetworkParams};
+pub use records::NetRecords;
 pub use switch::{LoadBalancing, Refusal};

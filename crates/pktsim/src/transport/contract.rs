@@ -136,7 +136,7 @@ impl<'a> Setup<'a> {
     }
     /// The switch a host's access link leads to.
     pub fn attached_switch(&self, host: NodeId) -> NodeId {
-        self.net.ports[self.net.nic(host).idx()].peer
+        self.net.port(self.net.nic(host)).peer
     }
     /// One-way propagation delay along the first shortest path from host
     /// `src` to host `dst` (sum of the links' delays; no serialization).
@@ -144,7 +144,7 @@ impl<'a> Setup<'a> {
         self.net
             .path(src, dst)
             .iter()
-            .fold(Duration::ZERO, |d, p| d + self.net.ports[p.idx()].delay)
+            .fold(Duration::ZERO, |d, &p| d + self.net.port(p).delay)
     }
     /// The transport's own random stream `purpose`, instance `index` (e.g.
     /// one per host): named `transport.<protocol>.<purpose>` and seeded from
@@ -301,17 +301,13 @@ impl Ctx<'_> {
     /// Data bytes of flow `f` queued in its sender's NIC (not yet on the wire).
     #[inline]
     pub fn nic_flow_bytes(&self, f: FlowId) -> u64 {
-        self.net.nic_flow_bytes.get(f.idx()).copied().unwrap_or(0)
+        self.net.nic_flow_bytes(f)
     }
     /// When the last data packet of flow `f` left its sender's NIC queue,
     /// and how long it waited there (from its `sent_at`).
     #[inline]
     pub fn nic_flow_departed(&self, f: FlowId) -> (Time, Duration) {
-        self.net
-            .nic_flow_departed
-            .get(f.idx())
-            .copied()
-            .unwrap_or((Time::ZERO, Duration::ZERO))
+        self.net.nic_flow_departed(f)
     }
     /// Free bytes in `host`'s NIC buffer.
     #[inline]
@@ -345,16 +341,16 @@ impl Ctx<'_> {
     /// The switch a host's access link leads to (its rack). For centralised
     /// schedulers (Fastpass's arbiter) that must know the topology.
     pub fn attached_switch(&self, host: NodeId) -> NodeId {
-        self.net.ports[self.net.nic(host).idx()].peer
+        self.net.port(self.net.nic(host)).peer
     }
     /// Equal-cost egress ports at `node` towards host `dst`, with their
     /// rates: a source-routed packet's `path` indexes this list.
     pub fn next_hop_rates(&self, node: NodeId, dst: NodeId) -> Vec<Rate> {
         self.net
-            .routing
+            .routing()
             .next_hops(node, dst)
             .iter()
-            .map(|p| self.net.ports[p.idx()].rate)
+            .map(|&p| self.net.port(p).rate)
             .collect()
     }
 }

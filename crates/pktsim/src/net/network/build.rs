@@ -36,6 +36,7 @@ impl Network {
         }
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        let mut inboxes = Vec::with_capacity(topo.links.len() * 2);
         let mut priority_rate = Vec::with_capacity(topo.links.len() * 2);
         for l in &topo.links {
             for (from, to) in [(l.a, l.b), (l.b, l.a)] {
@@ -86,9 +87,9 @@ impl Network {
                     pool: pool_of[from.idx()],
                     busy_until: Time::ZERO,
                     tx_pending: false,
-                    in_flight: VecDeque::new(),
                     stats: PortStats::default(),
                 });
+                inboxes.push(LinkInbox::new(to, ports[id.idx()].cut_through));
                 priority_rate.push(if qcfg.schedules_by_priority() {
                     l.rate.bps()
                 } else {
@@ -132,10 +133,10 @@ impl Network {
             nic_ports,
             nodes,
             ports,
+            inboxes,
             routing,
             pools,
-            counters: Counters::default(),
-            flow_drops: Vec::new(),
+            records: NetRecords::default(),
             nic_flow_bytes: Vec::new(),
             nic_flow_departed: Vec::new(),
             nic_idle: NicIdleRequests::new(n_hosts),

@@ -12,7 +12,7 @@ impl Network {
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
-        self.counters.sent[pkt.kind as usize] += 1;
+        self.records.counters.sent[pkt.kind as usize] += 1;
         if pkt.kind == PacketKind::Data {
             if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
                 *b += pkt.size as u64;
@@ -74,7 +74,7 @@ impl Network {
         if let Some(pool) = port.pool {
             self.pools[pool as usize].adjust(before, after);
         }
-        self.counters.ecn_marked += marked as u64;
+        self.records.counters.ecn_marked += marked as u64;
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, offer);
         }
@@ -104,7 +104,7 @@ impl Network {
         }
         if let Some(k) = fifo.ecn {
             if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
-                self.counters.ecn_marked += 1;
+                self.records.counters.ecn_marked += 1;
             }
         }
         // It leaves the queue when the transmitter frees up.
@@ -113,17 +113,30 @@ impl Network {
             fifo.push(leaves, pkt.size);
             port.note_size();
         }
-        Self::transmit(port, pkt, leaves, next_tx, ev, pid, &mut self.counters);
+        let inbox = &mut self.inboxes[pid.idx()];
+        Self::transmit(
+            port,
+            inbox,
+            pkt,
+            leaves,
+            next_tx,
+            ev,
+            pid,
+            &mut self.records.counters,
+        );
     }
 
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
-    /// cut-through ready time). `next_tx`: the packet's transmission time on
-    /// its next hop when that hop's queue picks by priority and may be
-    /// faster than this link, so that the packet arrives there only once it
-    /// could start (see [`Network::next_tx`]); else 0.
+    /// cut-through ready time): into `inbox`, the link's inbox at the far
+    /// end. `next_tx`: the packet's transmission time on its next hop when
+    /// that hop's queue picks by priority and may be faster than this link,
+    /// so that the packet arrives there only once it could start (see
+    /// [`Network::next_tx`]); else 0.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
+        inbox: &mut LinkInbox,
         pkt: Packet,
         at: Time,
         next_tx: u64,
@@ -145,20 +158,13 @@ impl Network {
         } else {
             tail
         };
-        if port.in_flight.is_empty() {
-            NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
-        }
-        // The packet is copied onto the link first and its ready time and
-        // hop count are set there: changing the local copy's fields and
-        // then copying it whole loads, in 16-byte pieces, bytes just
-        // stored in smaller ones (a failed store forward). The new hop
-        // count is computed from the local copy, since reading it back
-        // from the link's slot would wait for that line to arrive.
+        // The new hop count is computed from the local copy, since reading
+        // it back from the inbox's slot would wait for that line to arrive.
         let hops = pkt.hops.saturating_add(1);
-        port.in_flight.push_back((arrival, pkt));
-        if let Some((_, sent)) = port.in_flight.back_mut() {
-            sent.ready_at = tail;
-            sent.hops = hops;
+        if inbox.put(arrival, pkt, tail, hops) {
+            // The link was empty: its head packet's arrival, for the node
+            // it leads to.
+            NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
         }
         port.busy_until = end;
         port.stats.busy += tx;
@@ -224,7 +230,17 @@ impl Network {
         let next_tx = self.next_tx(pid, &pkt);
         let port = &mut self.ports[pid.idx()];
         let owner = port.owner;
-        Self::transmit(port, pkt, now, next_tx, ev, pid, &mut self.counters);
+        let inbox = &mut self.inboxes[pid.idx()];
+        Self::transmit(
+            port,
+            inbox,
+            pkt,
+            now,
+            next_tx,
+            ev,
+            pid,
+            &mut self.records.counters,
+        );
         let end = port.busy_until;
         let more = !port.queue.is_empty();
         if more {
@@ -281,21 +297,28 @@ impl Network {
         self.try_start(pid, now, ev);
     }
 
-    /// Ask the CPU to start loading port `pid`, and with `packet` its link's
-    /// head packet, for the event after the current one: the run loop calls
-    /// this one event ahead, so that the cache misses of
-    /// [`Network::on_arrive`] and [`Network::on_tx_done`] overlap the
-    /// current event's work.
+    /// Ask the CPU to start loading port `pid` for the event after the
+    /// current one, a [`Network::on_tx_done`]: the run loop calls this one
+    /// event ahead, so that its cache misses overlap the current event's
+    /// work.
     #[inline]
-    pub fn prefetch_port(&self, pid: PortId, packet: bool) {
-        let Some(port) = self.ports.get(pid.idx()) else {
+    pub fn prefetch_port(&self, pid: PortId) {
+        if let Some(port) = self.ports.get(pid.idx()) {
+            prefetch(port);
+        }
+    }
+
+    /// [`Network::prefetch_port`] for an arrival on the link port `pid`
+    /// feeds ([`Network::on_arrive`]): its inbox and the head packet, all
+    /// the arrival reads before it picks an egress.
+    #[inline]
+    pub fn prefetch_arrival(&self, pid: PortId) {
+        let Some(inbox) = self.inboxes.get(pid.idx()) else {
             return;
         };
-        prefetch(port);
-        if packet {
-            if let Some(head) = port.in_flight.front() {
-                prefetch(head);
-            }
+        prefetch(inbox);
+        if let Some(head) = inbox.head() {
+            prefetch(head);
         }
     }
 
@@ -310,18 +333,17 @@ impl Network {
         now: Time,
         ev: &mut EventQueue<E>,
     ) -> Option<Packet> {
-        let port = &mut self.ports[pid.idx()];
-        let node = port.peer;
+        // The receiving side's inbox, not the sending port's state.
+        let inbox = &mut self.inboxes[pid.idx()];
+        let node = inbox.to();
         if node.0 < self.n_hosts {
-            let (_, pkt) = port.in_flight.pop_front()?;
-            Self::next_arrival(port, pid, ev);
+            let pkt = inbox.take_head(pid, ev)?;
             debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
-            self.counters.delivered[pkt.kind as usize] += 1;
+            self.records.counters.delivered[pkt.kind as usize] += 1;
             return Some(pkt);
         }
-        let cut_through = port.cut_through;
-        let (_, mut pkt) = port.in_flight.pop_front()?;
-        Self::next_arrival(port, pid, ev);
+        let cut_through = inbox.cut_through();
+        let mut pkt = inbox.take_head(pid, ev)?;
         if pkt.hops >= self.params.hop_limit {
             self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
             return None;
@@ -335,24 +357,6 @@ impl Network {
         }
         self.enqueue(egress, pkt, now, ev);
         None
-    }
-
-    /// After the head packet of `port`'s link arrived: schedule the next
-    /// one's arrival, or, with the link empty, move its ring back to the
-    /// start. A ring that kept going round would cycle through every slot
-    /// it ever grew to, each one cold by the time it is written again; one
-    /// that restarts when empty reuses the same few, still cached (most
-    /// links hold one or two packets at a time).
-    #[inline(always)]
-    pub(super) fn next_arrival<E: From<NetEvent> + Copy>(
-        port: &mut Port,
-        pid: PortId,
-        ev: &mut EventQueue<E>,
-    ) {
-        match port.in_flight.front() {
-            Some(&(next, _)) => NetEvent::Arrive(pid).schedule_for(port.peer, next, ev),
-            None => port.in_flight.clear(),
-        }
     }
 
     /// The transmission time of `size` bytes on the fastest of `hops` (in

@@ -1,6 +1,10 @@
 //! The network state, split by job:
 //!
 //! - here: the state itself, its parameters and the small queries on it;
+//!   the fields are private, read through accessors, so that each part of
+//!   the state can move to the component that owns it (a link's packets in
+//!   flight to its receiving side, [`LinkInbox`]; what the run records to
+//!   [`NetRecords`]);
 //! - `build`: construction from a topology;
 //! - `hop`: the per-hop path (enqueue at a port, start transmissions, carry
 //!   packets over links, forward at switches through the switch stage,
@@ -16,18 +20,19 @@ use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
 use crate::metrics::{Counters, DropReason, DropSite, QueueSample};
 use crate::net::event::NetEvent;
+use crate::net::inbox::LinkInbox;
 use crate::net::nic_idle::NicIdleRequests;
 use crate::net::port::{Port, PortStats};
 use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
+use crate::net::records::NetRecords;
 use crate::net::routing::Routing;
 use crate::net::switch::{
     Egress, FastLaneConfig, FastLaneHook, LoadBalancing, Refusal, RefusalHook, Refused, SwitchView,
     Verdict,
 };
 use crate::net::topology::TopologySpec;
-use crate::packet::{flags, NodeId, Packet, PacketKind, PortId};
-use crate::time::{Rate, Time};
-use std::collections::VecDeque;
+use crate::packet::{flags, FlowId, NodeId, Packet, PacketKind, PortId};
+use crate::time::{Duration, Rate, Time};
 
 mod build;
 mod hop;
@@ -171,23 +176,24 @@ pub struct Node {
 /// All network state.
 pub struct Network {
     /// Nodes, hosts first.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Node>,
     /// All output ports.
-    pub ports: Vec<Port>,
+    ports: Vec<Port>,
+    /// Each link's packets in flight, by the port that feeds it: held for
+    /// the node the link leads to, which alone takes them out.
+    inboxes: Vec<LinkInbox>,
     /// Equal-cost routes.
-    pub routing: Routing,
+    routing: Routing,
     /// Shared buffers (one per switch when configured).
-    pub pools: Vec<SharedBuffer>,
-    /// Network-wide counters.
-    pub counters: Counters,
-    /// Drops per flow id.
-    pub flow_drops: Vec<u32>,
+    pools: Vec<SharedBuffer>,
+    /// Counters and per-flow drops.
+    records: NetRecords,
     /// Data bytes per flow id queued in the sender's host NIC (for
     /// transports that limit their own NIC backlog).
-    pub nic_flow_bytes: Vec<u64>,
+    nic_flow_bytes: Vec<u64>,
     /// When the last data packet of each flow left its sender's NIC queue
     /// for the wire, and how long it had waited there.
-    pub nic_flow_departed: Vec<(Time, crate::time::Duration)>,
+    nic_flow_departed: Vec<(Time, Duration)>,
     /// Run-dry events asked for and noted, per host.
     nic_idle: NicIdleRequests,
     /// Per port, its link rate in bit/s if its queue picks by priority, else
@@ -224,6 +230,78 @@ impl Network {
     /// Rate of a host's access link.
     pub fn host_rate(&self, host: NodeId) -> Rate {
         self.ports[self.nic(host).idx()].rate
+    }
+
+    /// The nodes, hosts first (a node's id is its index).
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Every output port (a port's id is its index).
+    pub fn ports(&self) -> &[Port] {
+        &self.ports
+    }
+
+    /// Port `pid`.
+    #[inline]
+    pub fn port(&self, pid: PortId) -> &Port {
+        &self.ports[pid.idx()]
+    }
+
+    /// The packets in flight on the link port `pid` feeds.
+    pub fn inbox(&self, pid: PortId) -> &LinkInbox {
+        &self.inboxes[pid.idx()]
+    }
+
+    /// Equal-cost routes.
+    pub fn routing(&self) -> &Routing {
+        &self.routing
+    }
+
+    /// Counters and per-flow drops so far.
+    pub fn records(&self) -> &NetRecords {
+        &self.records
+    }
+
+    /// Packet counters so far.
+    pub fn counters(&self) -> &Counters {
+        self.records.counters()
+    }
+
+    /// Make room for the records and the NIC bookkeeping of `n_flows`
+    /// flows (ids `0..n_flows`), starting from zero. Call before the run
+    /// starts; flows without room are not counted.
+    pub fn set_flow_count(&mut self, n_flows: usize) {
+        self.records.set_flow_count(n_flows);
+        self.nic_flow_bytes = vec![0; n_flows];
+        self.nic_flow_departed = vec![(Time::ZERO, Duration::ZERO); n_flows];
+    }
+
+    /// Data bytes of flow `f` queued in its sender's NIC (not yet on the
+    /// wire).
+    #[inline]
+    pub fn nic_flow_bytes(&self, f: FlowId) -> u64 {
+        self.nic_flow_bytes.get(f.idx()).copied().unwrap_or(0)
+    }
+
+    /// When the last data packet of flow `f` left its sender's NIC queue,
+    /// and how long it waited there (from its `sent_at`).
+    #[inline]
+    pub fn nic_flow_departed(&self, f: FlowId) -> (Time, Duration) {
+        self.nic_flow_departed
+            .get(f.idx())
+            .copied()
+            .unwrap_or((Time::ZERO, Duration::ZERO))
+    }
+
+    /// Forget the largest queue every port has seen ([`PortStats::max_bytes`]
+    /// and [`PortStats::max_packets`]), to measure the peaks of the next
+    /// stretch of the run alone.
+    pub fn reset_queue_peaks(&mut self) {
+        for p in &mut self.ports {
+            p.stats.max_bytes = 0;
+            p.stats.max_packets = 0;
+        }
     }
 
     /// Install a refusal hook (replacing the configured behaviour); `None`
@@ -279,15 +357,17 @@ impl Network {
             for pkt in p.queue.drain() {
                 in_flight[pkt.kind as usize] += 1;
             }
-            // Eager FIFO packets are already on the link list below.
+            // Eager FIFO packets are already in the inboxes below.
             if let Some(f) = p.fifo.as_mut() {
                 f.clear();
             }
-            for (_, pkt) in p.in_flight.drain(..) {
+        }
+        for inbox in &mut self.inboxes {
+            for pkt in inbox.drain() {
                 in_flight[pkt.kind as usize] += 1;
             }
         }
-        self.counters.in_flight = in_flight;
+        self.records.counters.in_flight = in_flight;
     }
 
     /// Ports along the first shortest path from host `src` to host `dst`.

@@ -96,7 +96,7 @@ impl Network {
                 self.count_drop(pid, &pkt, reason);
                 if !pkt.has(flags::NOTICE) {
                     let notice = self.notice_of(&pkt, now);
-                    self.counters.made[PacketKind::Control as usize] += 1;
+                    self.records.counters.made[PacketKind::Control as usize] += 1;
                     let egress = self.route(node, &notice, now);
                     self.enqueue_offer(egress, notice, now, ev, Offer::LAST);
                 }
@@ -107,7 +107,7 @@ impl Network {
                 match self.ports.get_mut(to.idx()) {
                     Some(port) if port.owner == node && to != pid => {
                         port.stats.deflected_in += 1;
-                        self.counters.deflected += 1;
+                        self.records.counters.deflected += 1;
                         self.enqueue_offer(to, pkt, now, ev, Offer::LAST);
                     }
                     _ => self.count_drop(pid, &pkt, reason),
@@ -122,7 +122,7 @@ impl Network {
                     header.payload = 0;
                     header.class = 0;
                     header.flags |= flags::TRIMMED;
-                    self.counters.trimmed += 1;
+                    self.records.counters.trimmed += 1;
                     let room = TRIM_HEADER_ROOM * self.params.header_bytes as u64;
                     self.enqueue_offer(
                         pid,
@@ -188,7 +188,7 @@ impl Network {
     /// against its flow.
     #[inline]
     pub(super) fn count_drop(&mut self, pid: PortId, p: &Packet, reason: DropReason) {
-        self.counters.dropped[p.kind as usize][reason as usize] += 1;
+        self.records.counters.dropped[p.kind as usize][reason as usize] += 1;
         let port = &self.ports[pid.idx()];
         let site = if port.owner.0 < self.n_hosts {
             DropSite::HostNic
@@ -197,9 +197,7 @@ impl Network {
         } else {
             DropSite::Fabric
         };
-        self.counters.dropped_at[p.kind as usize][site as usize] += 1;
-        if let Some(d) = self.flow_drops.get_mut(p.flow.idx()) {
-            *d += 1;
-        }
+        self.records.counters.dropped_at[p.kind as usize][site as usize] += 1;
+        self.records.count_flow_drop(p.flow);
     }
 }

@@ -237,7 +237,7 @@ pub fn lane_counters(net: &Network, now: Time) -> Vec<(&'static str, u64)> {
     let (mut bytes, mut pkts, mut bw_ppm, mut buf_ppm, mut lanes) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut all_bytes = 0u64;
     let secs = now.ps() as f64 / 1e12;
-    for p in &net.ports {
+    for p in net.ports() {
         let Queue::NoticeLane(l) = &p.queue else {
             continue;
         };

@@ -155,11 +155,11 @@ impl<'a> SwitchView<'a> {
     }
     /// The node's output ports.
     pub fn ports(&self) -> &[PortId] {
-        &self.net.nodes[self.node.idx()].ports
+        &self.net.nodes()[self.node.idx()].ports
     }
     /// The node at the far end of port `p`.
     pub fn peer(&self, p: PortId) -> NodeId {
-        self.net.ports[p.idx()].peer
+        self.net.port(p).peer
     }
     /// Whether port `p` leads to a host.
     pub fn is_host_facing(&self, p: PortId) -> bool {
@@ -167,7 +167,7 @@ impl<'a> SwitchView<'a> {
     }
     /// Bytes queued at port `p`.
     pub fn queued_bytes(&self, p: PortId) -> u64 {
-        self.net.ports[p.idx()].queued_bytes()
+        self.net.port(p).queued_bytes()
     }
     /// Whether port `p` would admit `pkt` now.
     pub fn would_admit(&self, p: PortId, pkt: &Packet) -> bool {
@@ -175,7 +175,7 @@ impl<'a> SwitchView<'a> {
     }
     /// Equal-cost next hops from this node towards host `dst`.
     pub fn next_hops(&self, dst: NodeId) -> &[PortId] {
-        self.net.routing.next_hops(self.node, dst)
+        self.net.routing().next_hops(self.node, dst)
     }
 }
 
