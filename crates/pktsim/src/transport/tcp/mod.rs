@@ -215,6 +215,7 @@ impl TcpProtocol {
                 || ctx.nic_room(host) < 2 * full
             {
                 if !s.done {
+                    // Wait for the NIC to run dry (once in its list).
                     if !*t.waiting {
                         *t.waiting = true;
                         t.nic_waiting.push(f);
