@@ -215,10 +215,12 @@ pub struct PhostHost {
     send: Vec<SendFlow>,
     /// Receiver side of the flows this host receives, by receive slot.
     recv: Vec<RecvFlow>,
-    /// Flows this host is sending, in start order.
-    sending: Vec<FlowId>,
-    /// Flows this host is receiving, in arrival order of their first packet.
-    receiving: Vec<FlowId>,
+    /// Flows this host is sending, in start order, with their send slots
+    /// (the scans of the hot path then need no slot look-up).
+    sending: Vec<(FlowId, u32)>,
+    /// Flows this host is receiving, in arrival order of their first
+    /// packet, with their receive slots.
+    receiving: Vec<(FlowId, u32)>,
     /// Token slots to skip (free packets are using them).
     hold_on: u32,
     /// Time of the pending slot event, if any.
@@ -227,7 +229,7 @@ pub struct PhostHost {
     slot_is_wakeup: bool,
     /// This host's flows in SRPT order, rebuilt at every token slot: kept
     /// between slots so that a token costs no allocation.
-    slot_order: Vec<(u64, Time, FlowId)>,
+    slot_order: Vec<(u64, Time, FlowId, u32)>,
     /// Packet time at this host's link rate.
     t_pkt: Duration,
     /// Time between two of this host's token slots.
@@ -294,8 +296,9 @@ impl PhostProtocol {
         let now = ctx.now();
         let mut best: Option<(u32, Time, FlowId)> = None;
         let mut holders = 0;
-        for &f in &h.sending {
-            let s = &mut h.send[self.slots.send(f)];
+        let mut best_slot = 0;
+        for &(f, slot) in &h.sending {
+            let s = &mut h.send[slot as usize];
             while s.tokens.front().is_some_and(|t| t.expires < now) {
                 s.tokens.pop_front();
             }
@@ -306,10 +309,11 @@ impl PhostProtocol {
             let key = (s.remaining, ctx.flow(f).start, f);
             if best.is_none_or(|b| key < b) {
                 best = Some(key);
+                best_slot = slot;
             }
         }
         let Some((_, _, f)) = best else { return };
-        let s = &mut h.send[self.slots.send(f)];
+        let s = &mut h.send[best_slot as usize];
         let Some(tok) = s.tokens.pop_front() else {
             return;
         };
@@ -340,7 +344,8 @@ impl PhostProtocol {
     fn open_recv(&self, h: &mut PhostHost, ctx: &mut Ctx, f: FlowId) {
         let n = n_packets(ctx.flow(f).size, ctx.format().mss);
         let free = self.free_tokens(n);
-        let r = &mut h.recv[self.slots.recv(f)];
+        let slot = self.slots.recv(f);
+        let r = &mut h.recv[slot];
         if r.started {
             return;
         }
@@ -357,7 +362,7 @@ impl PhostProtocol {
         if self.params.hold {
             h.hold_on += free;
         }
-        h.receiving.push(f);
+        h.receiving.push((f, slot as u32));
         match h.slot_at {
             None => self.run_slot(h, ctx),
             Some(_) if h.slot_is_wakeup => {
@@ -397,24 +402,23 @@ impl PhostProtocol {
             return;
         }
         // Drop finished flows, then scan by receiver-side SRPT.
-        let slots = &self.slots;
         let recv = &mut h.recv;
-        h.receiving.retain(|&f| !recv[slots.recv(f)].finished);
+        h.receiving.retain(|&(_, i)| !recv[i as usize].finished);
         let order = &mut h.slot_order;
         order.clear();
-        order.extend(h.receiving.iter().map(|&f| {
-            let r = &recv[slots.recv(f)];
+        order.extend(h.receiving.iter().map(|&(f, i)| {
+            let r = &recv[i as usize];
             let s = ctx.flow(f);
             let got = (r.received.count() as u64 * ctx.format().mss as u64).min(s.size);
-            (s.size - got, s.start, f)
+            (s.size - got, s.start, f, i)
         }));
         order.sort_unstable();
         let mut wake: Option<Time> = None;
         let resend = times(t_pkt, self.params.resend_timeout);
         let window_timeout = times(t_pkt, self.params.window_timeout);
         let mut sent = false;
-        for &(_, _, f) in order.iter() {
-            let r = &mut recv[slots.recv(f)];
+        for &(_, _, f, i) in order.iter() {
+            let r = &mut recv[i as usize];
             if let Some(t) = r.resend_at {
                 if t > now {
                     wake = Some(wake.map_or(t, |w| w.min(t)));
@@ -547,7 +551,8 @@ impl HostProtocol for PhostProtocol {
         let spec = ctx.flow(f);
         let (src, dst, size) = (spec.src, spec.dst, spec.size);
         let n = n_packets(size, ctx.format().mss);
-        let s = &mut h.send[self.slots.send(f)];
+        let slot = self.slots.send(f);
+        let s = &mut h.send[slot];
         s.remaining = n;
         s.active = true;
         let free = self.free_tokens(n);
@@ -567,7 +572,7 @@ impl HostProtocol for PhostProtocol {
         }
         let rts = Self::ctrl(ctx, f, src, dst, RTS, n as u64, 0);
         ctx.send(rts);
-        h.sending.push(f);
+        h.sending.push((f, slot as u32));
         self.try_send(h, ctx);
     }
 
@@ -597,7 +602,7 @@ impl HostProtocol for PhostProtocol {
                 let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
                 s.tokens.clear();
-                h.sending.retain(|&g| g != f);
+                h.sending.retain(|&(g, _)| g != f);
             }
             _ => debug_assert!(false, "unknown pHost packet"),
         }
