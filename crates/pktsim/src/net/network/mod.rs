@@ -5,6 +5,8 @@
 //!   the state can move to the component that owns it (what the run
 //!   records to [`NetRecords`]);
 //! - `build`: construction from a topology;
+//! - `admission`: the admission rule (the byte limit a port applies to an
+//!   offer, and whether it takes a packet under it);
 //! - `hop`: the per-hop path (enqueue at a port, start transmissions, carry
 //!   packets over links, forward at switches through the switch stage,
 //!   [`crate::net::switch`]);
@@ -33,6 +35,7 @@ use crate::packet::{flags, FlowId, NodeId, Packet, PacketKind, PortId};
 use crate::time::{Duration, Rate, Time};
 use std::collections::VecDeque;
 
+mod admission;
 mod build;
 mod hop;
 mod nic;

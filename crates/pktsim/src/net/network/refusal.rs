@@ -161,29 +161,6 @@ impl Network {
         v
     }
 
-    /// Whether port `pid` would admit `pkt` now. Its queue must be up to
-    /// date (touched at the current time): see [`Network::would_admit`].
-    pub fn admits(&self, pid: PortId, pkt: &Packet) -> bool {
-        let port = &self.ports[pid.idx()];
-        match &port.fifo {
-            Some(f) => f.bytes + pkt.size as u64 <= port.limit,
-            None => {
-                let limit = match port.pool {
-                    Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
-                    None => port.limit,
-                };
-                port.queue.admits(pkt, limit)
-            }
-        }
-    }
-
-    /// Whether port `pid` would admit `pkt` at `now` ("would you take this
-    /// packet now?"), bringing its queue up to `now` first.
-    pub fn would_admit(&mut self, pid: PortId, pkt: &Packet, now: Time) -> bool {
-        self.ports[pid.idx()].touch(now);
-        self.admits(pid, pkt)
-    }
-
     /// Count one packet dropped at port `pid`, network-wide, by where, and
     /// against its flow.
     #[inline]
