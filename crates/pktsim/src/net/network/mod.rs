@@ -27,7 +27,7 @@ use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
 use crate::net::records::NetRecords;
 use crate::net::routing::Routing;
 use crate::net::switch::{
-    Egress, FastLaneConfig, FastLaneHook, LoadBalancing, Refusal, RefusalHook, Refused, SwitchView,
+    Egress, FastLaneConfig, LoadBalancing, Refusal, RefusalHook, Refused, SwitchPlugin, SwitchView,
     Verdict,
 };
 use crate::net::topology::TopologySpec;
@@ -206,6 +206,8 @@ pub struct Network {
     egress: Egress,
     /// The refusal hook; `None`: every refused packet is dropped.
     hook: Option<Box<dyn RefusalHook>>,
+    /// The switch-stage plug-in the parameters asked for, if any.
+    plugin: Option<Box<dyn SwitchPlugin>>,
     drops: Drops,
 }
 

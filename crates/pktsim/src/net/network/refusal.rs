@@ -144,20 +144,22 @@ impl Network {
     /// swapped.
     pub(super) fn notice_of(&self, pkt: &Packet, now: Time) -> Packet {
         let size = self
-            .params
-            .fastlane
+            .plugin
             .as_ref()
-            .map_or(self.params.header_bytes, |f| f.notice_bytes);
+            .and_then(|p| p.notice_bytes())
+            .unwrap_or(self.params.header_bytes);
         let mut n = crate::net::switch::notice_to_source(pkt, size);
         n.ready_at = now;
         n
     }
 
-    /// Counts of the switch stage for the run summary: the refusal hook's
-    /// and, with FastLane, the notice lanes' overhead up to `now`.
+    /// Counts of the switch stage for the run summary: the refusal hook's,
+    /// then the switch-stage plug-in's up to `now`.
     pub fn switch_counters(&self, now: Time) -> Vec<(&'static str, u64)> {
         let mut v = self.hook.as_ref().map(|h| h.counters()).unwrap_or_default();
-        v.extend(crate::net::switch::fastlane::lane_counters(self, now));
+        if let Some(p) = &self.plugin {
+            v.extend(p.counters(self, now));
+        }
         v
     }
 
