@@ -1,5 +1,6 @@
 //! End-to-end tests of the simulator: one binary, one module per topic.
 
+mod admission;
 mod canary;
 mod common;
 mod credit;

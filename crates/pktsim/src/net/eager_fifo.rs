@@ -58,6 +58,13 @@ impl EagerFifo {
         self.waiting.is_empty()
     }
 
+    /// Whether `size` more bytes fit under byte budget `limit`: drop-tail's
+    /// rule ([`crate::net::queue::fits`]), as the event-driven FIFO applies it.
+    #[inline(always)]
+    pub fn admits(&self, size: u32, limit: u64) -> bool {
+        crate::net::queue::fits(self.bytes, size, limit)
+    }
+
     /// Remove packets that left the queue by `now`, integrating the queue
     /// size over time exactly at each departure.
     #[inline]

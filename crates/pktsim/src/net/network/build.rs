@@ -1,5 +1,5 @@
 //! Building the network from a topology: ports, shared buffers, routes,
-//! the egress policy and the refusal hook.
+//! the egress policy, the switch-stage plug-in and the refusal hook.
 
 use super::*;
 
@@ -34,6 +34,7 @@ impl Network {
                 });
             }
         }
+        let plugin = crate::net::switch::plugin::from_params(&params);
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
         let mut inboxes = Vec::with_capacity(topo.links.len() * 2);
@@ -54,10 +55,10 @@ impl Network {
                     params.switch_buffer
                 };
                 let limit = l.buffer.unwrap_or(default_limit);
-                let queue = match &params.fastlane {
-                    // FastLane: every switch port gets a notice lane.
-                    Some(f) if !from_host => f.lane(qcfg.build_for_link(l.rate), l.rate, limit),
-                    _ => qcfg.build_for_link(l.rate),
+                let queue = qcfg.build_for_link(l.rate);
+                let queue = match &plugin {
+                    Some(p) if !from_host => p.switch_queue(queue, l.rate, limit),
+                    _ => queue,
                 };
                 // Only switch ports: host NICs must report when they run dry
                 // to transports that pull (see `nic_pull`).
@@ -66,7 +67,7 @@ impl Network {
                         if !from_host
                             && pool_of[from.idx()].is_none()
                             && params.eager_fifo
-                            && params.fastlane.is_none() =>
+                            && plugin.as_ref().is_none_or(|p| p.allows_eager_fifo()) =>
                     {
                         Some(crate::net::eager_fifo::EagerFifo::new(ecn))
                     }
@@ -124,8 +125,9 @@ impl Network {
         }
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
-        let hook = match &params.fastlane {
-            Some(f) => Some(Box::new(FastLaneHook::new(f.clone(), &ports)) as Box<dyn RefusalHook>),
+        // A plug-in's hook replaces the configured refusal behaviour.
+        let hook = match plugin.as_ref().and_then(|p| p.refusal_hook(&ports)) {
+            Some(h) => Some(h),
             None => params.refusal.build(n, streams),
         };
         let nic_ports = nodes[..n_hosts].iter().map(|n| n.ports[0]).collect();
@@ -145,6 +147,7 @@ impl Network {
             params,
             egress,
             hook,
+            plugin,
             drops: Drops::with_capacity(16),
         })
     }

@@ -50,11 +50,12 @@ impl Network {
             self.enqueue_eager(pid, pkt, now, ev, offer);
             return;
         }
+        let limit = Self::offer_limit(port, &self.pools, offer);
         if port.busy_until <= now
             && !port.tx_pending
             && port.pool.is_none()
             && port.queue.is_empty_pass_through()
-            && pkt.size as u64 <= port.limit + offer.extra_room
+            && Self::port_admits(port, &pkt, limit)
         {
             // An idle port with an empty queue that would take the packet
             // and hand it straight back: send it without the round trip
@@ -64,10 +65,6 @@ impl Network {
             return;
         }
         let before = port.queue.bytes();
-        let limit = match port.pool {
-            Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
-            None => port.limit,
-        } + offer.extra_room;
         let marked = port.queue.enqueue(pkt, now, limit, &mut self.drops);
         let after = port.queue.bytes();
         port.note_size();
@@ -94,14 +91,15 @@ impl Network {
     ) {
         let next_tx = self.next_tx(pid, &pkt);
         let port = &mut self.ports[pid.idx()];
-        let Some(fifo) = port.fifo.as_mut() else {
-            return;
-        };
-        if fifo.bytes + pkt.size as u64 > port.limit + offer.extra_room {
+        let limit = Self::offer_limit(port, &self.pools, offer);
+        if !Self::port_admits(port, &pkt, limit) {
             let node = port.owner;
             self.refuse(node, pid, pkt, DropReason::BufferFull, now, ev, offer);
             return;
         }
+        let Some(fifo) = port.fifo.as_mut() else {
+            return;
+        };
         if let Some(k) = fifo.ecn {
             if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
                 self.records.counters.ecn_marked += 1;

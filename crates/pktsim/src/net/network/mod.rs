@@ -6,6 +6,8 @@
 //!   flight to its receiving side, [`LinkInbox`]; what the run records to
 //!   [`NetRecords`]);
 //! - `build`: construction from a topology;
+//! - `admission`: the admission rule (the byte limit a port applies to an
+//!   offer, and whether it takes a packet under it);
 //! - `hop`: the per-hop path (enqueue at a port, start transmissions, carry
 //!   packets over links, forward at switches through the switch stage,
 //!   [`crate::net::switch`]);
@@ -27,13 +29,14 @@ use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
 use crate::net::records::NetRecords;
 use crate::net::routing::Routing;
 use crate::net::switch::{
-    Egress, FastLaneConfig, FastLaneHook, LoadBalancing, Refusal, RefusalHook, Refused, SwitchView,
+    Egress, FastLaneConfig, LoadBalancing, Refusal, RefusalHook, Refused, SwitchPlugin, SwitchView,
     Verdict,
 };
 use crate::net::topology::TopologySpec;
 use crate::packet::{flags, FlowId, NodeId, Packet, PacketKind, PortId};
 use crate::time::{Duration, Rate, Time};
 
+mod admission;
 mod build;
 mod hop;
 mod nic;
@@ -207,6 +210,8 @@ pub struct Network {
     egress: Egress,
     /// The refusal hook; `None`: every refused packet is dropped.
     hook: Option<Box<dyn RefusalHook>>,
+    /// The switch-stage plug-in the parameters asked for, if any.
+    plugin: Option<Box<dyn SwitchPlugin>>,
     drops: Drops,
 }
 

@@ -144,44 +144,23 @@ impl Network {
     /// swapped.
     pub(super) fn notice_of(&self, pkt: &Packet, now: Time) -> Packet {
         let size = self
-            .params
-            .fastlane
+            .plugin
             .as_ref()
-            .map_or(self.params.header_bytes, |f| f.notice_bytes);
+            .and_then(|p| p.notice_bytes())
+            .unwrap_or(self.params.header_bytes);
         let mut n = crate::net::switch::notice_to_source(pkt, size);
         n.ready_at = now;
         n
     }
 
-    /// Counts of the switch stage for the run summary: the refusal hook's
-    /// and, with FastLane, the notice lanes' overhead up to `now`.
+    /// Counts of the switch stage for the run summary: the refusal hook's,
+    /// then the switch-stage plug-in's up to `now`.
     pub fn switch_counters(&self, now: Time) -> Vec<(&'static str, u64)> {
         let mut v = self.hook.as_ref().map(|h| h.counters()).unwrap_or_default();
-        v.extend(crate::net::switch::fastlane::lane_counters(self, now));
-        v
-    }
-
-    /// Whether port `pid` would admit `pkt` now. Its queue must be up to
-    /// date (touched at the current time): see [`Network::would_admit`].
-    pub fn admits(&self, pid: PortId, pkt: &Packet) -> bool {
-        let port = &self.ports[pid.idx()];
-        match &port.fifo {
-            Some(f) => f.bytes + pkt.size as u64 <= port.limit,
-            None => {
-                let limit = match port.pool {
-                    Some(pool) => port.limit.min(self.pools[pool as usize].threshold()),
-                    None => port.limit,
-                };
-                port.queue.admits(pkt, limit)
-            }
+        if let Some(p) = &self.plugin {
+            v.extend(p.counters(self, now));
         }
-    }
-
-    /// Whether port `pid` would admit `pkt` at `now` ("would you take this
-    /// packet now?"), bringing its queue up to `now` first.
-    pub fn would_admit(&mut self, pid: PortId, pkt: &Packet, now: Time) -> bool {
-        self.ports[pid.idx()].touch(now);
-        self.admits(pid, pkt)
+        v
     }
 
     /// Count one packet dropped at port `pid`, network-wide, by where, and

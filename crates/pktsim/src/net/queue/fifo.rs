@@ -34,7 +34,7 @@ impl FifoQueue {
 impl Discipline for FifoQueue {
     #[inline]
     fn enqueue(&mut self, mut pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
-        if self.bytes + pkt.size as u64 > limit {
+        if !super::fits(self.bytes, pkt.size, limit) {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }

@@ -55,6 +55,14 @@ pub enum Dequeue {
 /// network owns one and reuses it, so dropping allocates nothing.
 pub type Drops = Vec<(Packet, DropReason)>;
 
+/// Drop-tail's admission rule: `size` more bytes fit in a queue holding
+/// `queued` under byte budget `limit`. The FIFOs (event-driven and eager)
+/// and [`Discipline::admits`]'s default use it, so they cannot disagree.
+#[inline(always)]
+pub fn fits(queued: u64, size: u32, limit: u64) -> bool {
+    queued + size as u64 <= limit
+}
+
 /// The interface of a queue discipline.
 pub trait Discipline {
     /// Offer `pkt` to the queue. `limit` is the byte budget for this port now
@@ -78,7 +86,7 @@ pub trait Discipline {
     /// (possibly by pushing out another packet). The default is drop-tail's
     /// rule: it fits in the byte budget.
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
-        self.bytes() + pkt.size as u64 <= limit
+        fits(self.bytes(), pkt.size, limit)
     }
     /// Bytes held.
     fn bytes(&self) -> u64;
@@ -504,6 +512,10 @@ impl Queue {
         dispatch!(self, q => q.poll(now, drops))
     }
     #[inline(never)]
+    fn admits_boxed(&self, pkt: &Packet, limit: u64) -> bool {
+        dispatch!(self, q => q.admits(pkt, limit))
+    }
+    #[inline(never)]
     fn enqueue_boxed(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
         dispatch!(self, q => q.enqueue(pkt, now, limit, drops))
     }
@@ -536,8 +548,9 @@ impl Discipline for Queue {
     fn poll(&mut self, now: Time, drops: &mut Drops) -> Dequeue {
         dispatch_hot!(self, q => q.poll(now, drops), self.poll_boxed(now, drops))
     }
+    #[inline]
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
-        dispatch!(self, q => q.admits(pkt, limit))
+        dispatch_hot!(self, q => q.admits(pkt, limit), self.admits_boxed(pkt, limit))
     }
     #[inline]
     fn bytes(&self) -> u64 {

@@ -32,7 +32,9 @@ use crate::metrics::DropReason;
 use crate::net::network::Network;
 use crate::net::port::Port;
 use crate::net::queue::{NoticeLane, Queue, TokenBucket};
-use crate::net::switch::{notice_to_source, RefusalHook, Refused, SwitchView, Verdict};
+use crate::net::switch::{
+    notice_to_source, RefusalHook, Refused, SwitchPlugin, SwitchView, Verdict,
+};
 use crate::packet::{flags, Packet, PacketKind};
 use crate::time::{Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -133,6 +135,43 @@ impl FastLaneConfig {
             self.notice_rate(rate),
             self.burst_bytes(limit),
         )))
+    }
+}
+
+/// FastLane as a switch-stage plug-in: a notice lane in front of every
+/// switch port's queue, the [`FastLaneHook`] as the refusal hook, notices
+/// of `notice_bytes`, and the lanes' overhead in the run summary.
+pub struct FastLane {
+    cfg: FastLaneConfig,
+}
+
+impl FastLane {
+    /// FastLane with these parameters (validated).
+    pub fn new(cfg: FastLaneConfig) -> Self {
+        FastLane { cfg }
+    }
+}
+
+impl SwitchPlugin for FastLane {
+    fn switch_queue(&self, queue: Queue, rate: Rate, limit: u64) -> Queue {
+        self.cfg.lane(queue, rate, limit)
+    }
+
+    /// No: an eager FIFO would bypass the notice lane.
+    fn allows_eager_fifo(&self) -> bool {
+        false
+    }
+
+    fn refusal_hook(&self, ports: &[Port]) -> Option<Box<dyn RefusalHook>> {
+        Some(Box::new(FastLaneHook::new(self.cfg.clone(), ports)))
+    }
+
+    fn notice_bytes(&self) -> Option<u32> {
+        Some(self.cfg.notice_bytes)
+    }
+
+    fn counters(&self, net: &Network, now: Time) -> Vec<(&'static str, u64)> {
+        lane_counters(net, now)
     }
 }
 

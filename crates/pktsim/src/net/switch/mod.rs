@@ -7,6 +7,8 @@
 //!   admission path, that may drop, notify the source, deflect or trim.
 //! - [`deflection`]: deflection to the less occupied of two random
 //!   switch-facing ports (Vertigo; Canary with an admission check).
+//! - [`plugin`]: switch-stage plug-ins, features that change every
+//!   switch (FastLane, [`fastlane`]), installed through one interface.
 //!
 //! The hop limit (a TTL: [`crate::net::NetworkParams::hop_limit`]) bounds
 //! loops that deflection can make; a packet that reaches a switch having
@@ -19,11 +21,13 @@
 pub mod deflection;
 pub mod egress;
 pub mod fastlane;
+pub mod plugin;
 pub mod refusal;
 
 pub use deflection::TwoChoiceDeflection;
 pub use egress::{Egress, LoadBalancing};
-pub use fastlane::{FastLaneConfig, FastLaneHook};
+pub use fastlane::{FastLane, FastLaneConfig, FastLaneHook};
+pub use plugin::SwitchPlugin;
 pub use refusal::{
     notice_to_source, RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict,
 };
