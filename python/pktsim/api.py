@@ -65,13 +65,15 @@ def run(
     seed: int | None = None,
     base_dir: str | os.PathLike[str] | None = None,
     quiet: bool = True,
+    threads: int | None = None,
 ) -> RunResult:
     """Run one experiment and return its results.
 
     ``config`` is a path to a TOML file, TOML text (any string with a line
     break) or a dict of the same shape. Results go to ``out`` (default
     ``results/<config file stem, or the config's name>``). ``seed``
-    overrides the config's seed. Relative paths in the config (CDF and flow
+    overrides the config's seed. ``threads`` overrides ``[run] threads``
+    (default 1): the run's results are the same for every count. Relative paths in the config (CDF and flow
     files) resolve against the config file's folder, else ``base_dir``,
     else the current folder. ``quiet=False`` shows the core's progress bar
     on a terminal.
@@ -101,6 +103,7 @@ def run(
         seed=seed,
         quiet=quiet,
         command_line=" ".join(sys.argv) or None,
+        threads=threads,
     )
     res = RunResult(dest)
     s = res.summary

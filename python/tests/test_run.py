@@ -40,6 +40,16 @@ def test_seed_override_changes_the_flows(tmp_path: Path, small_dict: dict) -> No
     assert not a.flows.equals(b.flows)
 
 
+def test_threads_give_the_same_bytes(tmp_path: Path, small_dict: dict) -> None:
+    one = pktsim.run(small_dict, tmp_path / "one")
+    two = pktsim.run(small_dict, tmp_path / "two", threads=2)
+    assert (one.path / "flows.parquet").read_bytes() == (two.path / "flows.parquet").read_bytes()
+    assert one.summary["events"] == two.summary["events"]
+    with pytest.raises(pktsim.ConfigError) as e:
+        pktsim.run(small_dict, tmp_path / "zero", threads=0)
+    assert e.value.field == "run.threads"
+
+
 def test_bad_value_names_the_field(tmp_path: Path, small_dict: dict) -> None:
     bad = copy.deepcopy(small_dict)
     bad["workload"][0]["load"] = 1.2

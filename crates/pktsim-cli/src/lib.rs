@@ -61,6 +61,10 @@ enum Command {
         /// Override the config's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Threads for the run (overrides `[run] threads`; default 1). The
+        /// results are the same for every count.
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
         /// Print nothing but errors and warnings.
         #[arg(long, short)]
         quiet: bool,
@@ -85,6 +89,9 @@ enum Command {
         /// Benchmark another config instead of the reference run.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Threads for the run (default 1).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
     },
     /// Compare a finished run through one bottleneck with flow-level SRPT
     /// and processor sharing on the same arrivals.
@@ -178,12 +185,17 @@ where
             config,
             out,
             seed,
+            threads,
             quiet,
             json,
             limits,
-        } => cmd_run(&config, out, seed, quiet, json, &limits),
+        } => cmd_run(&config, out, (seed, threads), quiet, json, &limits),
         Command::Validate { config, limits } => cmd_validate(&config, &limits),
-        Command::Bench { flows, config } => cmd_bench(flows, config),
+        Command::Bench {
+            flows,
+            config,
+            threads,
+        } => cmd_bench(flows, config, threads),
         Command::Reference { run_dir, rate, out } => cmd_reference(&run_dir, rate, out),
     };
     match result {
@@ -317,7 +329,7 @@ fn buckets(cfg: &Config) -> Vec<u64> {
 fn cmd_run(
     path: &Path,
     out: Option<PathBuf>,
-    seed: Option<u64>,
+    (seed, threads): (Option<u64>, Option<usize>),
     quiet: bool,
     json: bool,
     limits: &LimitArgs,
@@ -325,6 +337,9 @@ fn cmd_run(
     let mut cfg = Config::load(path)?;
     if let Some(s) = seed {
         cfg.seed = s;
+    }
+    if threads.is_some() {
+        cfg.run.threads = threads;
     }
     limits.apply(&mut cfg);
     let dir = out.unwrap_or_else(|| {
@@ -534,7 +549,11 @@ fn cmd_validate(path: &Path, limits: &LimitArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure> {
+fn cmd_bench(
+    flows: Option<u64>,
+    config: Option<PathBuf>,
+    threads: Option<usize>,
+) -> Result<(), Failure> {
     let (src, label, base) = match &config {
         Some(p) => (
             std::fs::read_to_string(p).map_err(|e| Failure {
@@ -554,7 +573,10 @@ fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure>
     if let Some(n) = flows {
         text = text.replace("flows = 20000", &format!("flows = {n}"));
     }
-    let cfg = Config::from_toml_str(&text, &label)?;
+    let mut cfg = Config::from_toml_str(&text, &label)?;
+    if threads.is_some() {
+        cfg.run.threads = threads;
+    }
     let run = run_with_progress(&cfg, &base, false)?;
     let wall = run.wall_time.as_secs_f64();
     let s = Summary::from_run(&run, &buckets(&cfg));
@@ -565,6 +587,7 @@ fn cmd_bench(flows: Option<u64>, config: Option<PathBuf>) -> Result<(), Failure>
         finished,
         run.protocol
     );
+    println!("threads          {}", cfg.run.threads.unwrap_or(1));
     println!("wall time        {wall:.3} s (event loop)");
     println!(
         "simulated time   {:.3} ms",

@@ -226,7 +226,7 @@ fn json_to_toml(json_text: &str) -> PyResult<String> {
 /// heartbeat) keep going; Ctrl-C stops the run, writes nothing and raises
 /// `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (toml_text, out_dir, label = "<string>", base_dir = ".", seed = None, quiet = true, command_line = None))]
+#[pyo3(signature = (toml_text, out_dir, label = "<string>", base_dir = ".", seed = None, quiet = true, command_line = None, threads = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -237,10 +237,14 @@ fn run(
     seed: Option<u64>,
     quiet: bool,
     command_line: Option<String>,
+    threads: Option<usize>,
 ) -> PyResult<()> {
     let mut cfg = parse(py, toml_text, label)?;
     if let Some(s) = seed {
         cfg.seed = s;
+    }
+    if threads.is_some() {
+        cfg.run.threads = threads;
     }
     let base = PathBuf::from(base_dir);
     let dir = PathBuf::from(out_dir);

@@ -31,6 +31,7 @@
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
 use crate::metrics::RunOutput;
+use crate::net::partition::Partition;
 use crate::net::queue::QueueConfig;
 use crate::net::switch::{FastLaneConfig, Refusal};
 use crate::net::topology::{TopologyConfig, TopologySpec};
@@ -240,6 +241,12 @@ pub struct RunConfig {
     /// Default [`DEFAULT_NO_PROGRESS_LIMIT`].
     #[serde(default)]
     pub no_progress_limit: Option<String>,
+    /// Threads for this one run (default 1). The run's output is the same
+    /// for every count (see docs/engine.md); designs whose hosts read each
+    /// other's state, and switch stages other than drop, run on one thread
+    /// with a warning.
+    #[serde(default)]
+    pub threads: Option<usize>,
 }
 
 /// The default of `[run] no_progress_limit`: far beyond any retransmission
@@ -550,7 +557,7 @@ impl Config {
         };
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.
-        let net = Network::build(&topo, params, &streams)?;
+        let net = Network::build(&topo, params.clone(), &streams)?;
         sanity::check_hop_limit(&topo, n.hop_limit)?;
         if self.workload.is_empty() {
             return Err(Error::config("workload", "give at least one [[workload]]"));
@@ -660,12 +667,31 @@ impl Config {
         for m in &allowed_mismatches {
             warnings.push(format!("running with a mismatch (allow_mismatch): {m}"));
         }
+        let threads = self.run.threads.unwrap_or(1);
+        if threads == 0 {
+            return Err(Error::config("run.threads", "must be at least 1"));
+        }
+        if threads > 1 {
+            let why = if !self.transport.is_tcp_family() {
+                Some(format!(
+                    "{}'s hosts read each other's state",
+                    self.transport.name()
+                ))
+            } else {
+                net.partition_blocker().map(str::to_string)
+            };
+            if let Some(why) = why {
+                warnings.push(format!("run.threads: {why}; the run uses one thread"));
+            }
+        }
         Ok(Experiment {
             allowed_mismatches,
             warnings,
             config: self.clone(),
             topology: topo,
             net,
+            net_params: params,
+            threads,
             workload,
             format: PacketFormat {
                 mss: n.mss,
@@ -749,6 +775,11 @@ pub struct Experiment {
     pub topology: TopologySpec,
     /// The network, idle.
     pub net: Network,
+    /// What the network was built with (a partitioned run builds one copy
+    /// per group).
+    pub net_params: NetworkParams,
+    /// Threads for the run (`[run] threads`, at least 1).
+    pub threads: usize,
     /// The flows.
     pub workload: Workload,
     /// Packet sizes.
@@ -763,6 +794,12 @@ pub struct Experiment {
     pub warnings: Vec<String>,
 }
 
+/// Links shorter than this are never cut between the groups of a
+/// partitioned run: a window lasts the shortest cut link's delay, and
+/// windows much shorter than a packet's transmission would cost more in
+/// synchronisation than they gain.
+const MIN_CUT_DELAY: Duration = Duration::from_ns(100);
+
 struct RunSetup<'a> {
     exp: Experiment,
     report: Option<&'a mut dyn FnMut(&Progress)>,
@@ -772,7 +809,19 @@ impl SimSetup for RunSetup<'_> {
     type Output = Result<RunOutput>;
     fn run<T: Transport>(self, t: T) -> Result<RunOutput> {
         let e = self.exp;
-        let sim = Simulation::new(e.net, t, e.workload, e.format, e.limits, e.config.seed);
+        let seed = e.config.seed;
+        let mut sim = Simulation::new(e.net, t, e.workload, e.format, e.limits, seed);
+        if e.threads > 1 {
+            sim.setup()?;
+            let partition = Partition::natural(&e.topology, MIN_CUT_DELAY);
+            let streams = RngStreams::new(seed);
+            let nets = (1..e.threads)
+                .map(|_| Network::build(&e.topology, e.net_params.clone(), &streams))
+                .collect::<Result<Vec<_>>>()?;
+            // What cannot split was said before the run (a warning); such a
+            // run goes on in one group.
+            let _ = sim.split(&partition, nets, e.threads);
+        }
         run_to_end(sim, self.report)
     }
 }

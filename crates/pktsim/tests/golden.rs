@@ -178,15 +178,23 @@ fn snapshot_line(name: &str, out: &RunOutput) -> String {
 }
 
 fn run_config(rel: &str) -> RunOutput {
+    run_config_on(rel, 1).0
+}
+
+/// [`run_config`] on `threads` threads; also whether the run was split
+/// (a config that cannot split runs on one thread with a warning).
+fn run_config_on(rel: &str, threads: usize) -> (RunOutput, bool) {
     let path = repo_root().join(rel);
     let mut cfg = Config::load(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
     shrink(&mut cfg);
+    cfg.run.threads = Some(threads);
     let exp = cfg
         .prepare(&base_dir_of(&path))
         .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let split = threads > 1 && !exp.warnings.iter().any(|w| w.starts_with("run.threads:"));
     let out = exp.run(None).unwrap_or_else(|e| panic!("{rel}: {e}"));
     assert!(out.counters.conserved(), "{rel}: {:?}", out.counters);
-    out
+    (out, split)
 }
 
 /// The reference benchmark (`pktsim bench --flows 2000`): the same config
@@ -290,4 +298,45 @@ fn snapshot_covers_every_shipped_config() {
             "{rel} has no golden snapshot (record it with PKTSIM_BLESS=1)"
         );
     }
+}
+
+/// The partitioned engine (issue 33): every shipped config that can run
+/// split gives, on 2, 3 and 8 threads, exactly its golden line: the same
+/// flows, events, counters and queue samples as the serial run.
+#[test]
+fn every_config_gives_its_golden_line_on_2_3_and_8_threads() {
+    let want = std::fs::read_to_string(snapshot_file()).expect("snapshot file");
+    let mut split_configs = 0;
+    let mut diffs = Vec::new();
+    for rel in configs() {
+        let line = want
+            .lines()
+            .find(|l| l.starts_with(&format!("{rel} ")))
+            .unwrap_or_else(|| panic!("{rel} has no golden line"));
+        for threads in [2, 3, 8] {
+            let (out, split) = run_config_on(&rel, threads);
+            if !split {
+                break;
+            }
+            if threads == 2 {
+                split_configs += 1;
+            }
+            let got = snapshot_line(&rel, &out);
+            if got != line {
+                diffs.push(format!("{threads} threads:\n- {line}\n+ {got}"));
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} runs differ from the serial run:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    // The TCP-family configs split; a change that stopped them from
+    // splitting would make this test pass without testing anything.
+    assert!(
+        split_configs >= 10,
+        "only {split_configs} configs ran split"
+    );
 }

@@ -107,7 +107,7 @@ struct Intercept<T, S> {
     keep: fn(&mut S, &mut Ctx, &Packet) -> bool,
 }
 
-impl<T: Transport, S> Transport for Intercept<T, S> {
+impl<T: Transport, S: Send> Transport for Intercept<T, S> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }

@@ -608,6 +608,12 @@ impl<E: Copy> EventQueue<E> {
         self.now = t;
     }
 
+    /// The salt of the order of simultaneous events (see [`order_key`]):
+    /// queues with the same salt order the same events the same way.
+    pub fn salt(&self) -> u64 {
+        self.salt
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.wheel.len + self.heap.len()

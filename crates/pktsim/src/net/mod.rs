@@ -49,6 +49,6 @@ pub mod switch;
 pub mod topology;
 
 pub use event::NetEvent;
-pub use network::{Forwarding, Network, NetworkParams};
+pub use network::{Crossing, Forwarding, Network, NetworkParams};
 pub use records::NetRecords;
 pub use switch::{LoadBalancing, Refusal};

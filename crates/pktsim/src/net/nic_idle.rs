@@ -38,6 +38,13 @@ pub(crate) struct NicIdleRequests {
 }
 
 impl NicIdleRequests {
+    /// Take host `h`'s requests and noted moments from `other` (gathering
+    /// a partitioned run's groups into one).
+    pub(crate) fn take_host(&mut self, other: &mut NicIdleRequests, h: usize) {
+        std::mem::swap(&mut self.wanted[h], &mut other.wanted[h]);
+        std::mem::swap(&mut self.dry[h], &mut other.dry[h]);
+    }
+
     /// No requests for `n_hosts` hosts.
     pub(crate) fn new(n_hosts: usize) -> Self {
         NicIdleRequests {

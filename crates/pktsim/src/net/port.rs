@@ -49,6 +49,11 @@ pub struct Port {
     pub waits_at_peer: bool,
     /// Whether a `TxDone` event for this port is pending.
     pub tx_pending: bool,
+    /// Whether the link leads into another group of a partitioned run: a
+    /// packet put on it is handed over between windows (a
+    /// [`crate::net::Crossing`]) instead of into the inbox this copy of the
+    /// network holds for it.
+    pub remote: bool,
     /// Set for FIFO ports whose departures are scheduled at enqueue time
     /// (see [`EagerFifo`]); such ports never need end-of-transmission events.
     pub fifo: Option<EagerFifo>,

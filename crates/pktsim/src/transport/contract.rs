@@ -20,8 +20,9 @@ use crate::time::{Duration, Rate, Time};
 use crate::workload::FlowSpec;
 
 /// A host protocol. One value per run holds the protocol state of every
-/// host and flow. Implementations live in [`crate::transport`].
-pub trait Transport {
+/// host and flow. Implementations live in [`crate::transport`]. `Send`: a
+/// partitioned run moves each group's copy to the thread that runs it.
+pub trait Transport: Send {
     /// Protocol name, as in configs and result tables.
     fn name(&self) -> &'static str;
     /// Called once before the run starts (by the run loop's `Simulation::setup`,
@@ -55,6 +56,26 @@ pub trait Transport {
     /// Default: none.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+    /// A fresh copy of this transport, not yet set up, to run another group
+    /// of a partitioned run (`sim::groups`): each group sets its copy up
+    /// and acts only for the hosts it holds. `None` (the default): the
+    /// transport keeps state that one host's calls read for another, and
+    /// runs on one thread.
+    fn copy_for_group(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+    /// Take from `other`, a copy made by [`Transport::copy_for_group`] that
+    /// ran another group, the state of the hosts `theirs(host)` selects
+    /// (gathering the groups into one). Called only on transports that
+    /// made copies.
+    fn absorb(&mut self, _other: Self, _theirs: &dyn Fn(NodeId) -> bool)
+    where
+        Self: Sized,
+    {
     }
 }
 

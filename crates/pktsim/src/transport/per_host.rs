@@ -21,9 +21,9 @@ use crate::transport::contract::{Ctx, Setup, Transport};
 /// A host protocol whose state is kept per host (see the module docs).
 /// `&self` is the run-wide part: settings and tables built in
 /// [`HostProtocol::setup`], read-only once the run starts.
-pub trait HostProtocol {
+pub trait HostProtocol: Send {
     /// The state of one host: its flows, timers, random streams, counts.
-    type Host;
+    type Host: Send;
     /// Protocol name, as in configs and result tables.
     fn name(&self) -> &'static str;
     /// Called once before the run, before any host is made: check what the
@@ -52,6 +52,16 @@ pub trait HostProtocol {
     /// in host order, so any merge is the same on every run). Default: none.
     fn counters(&self, _hosts: &[Self::Host]) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+    /// A copy of the run-wide part before setup, for another group of a
+    /// partitioned run ([`Transport::copy_for_group`]). `None` (the
+    /// default) until the protocol is known to share nothing between hosts
+    /// but packets.
+    fn copy_for_group(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
     }
 }
 
@@ -136,6 +146,16 @@ impl<P: HostProtocol> Transport for PerHost<P> {
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.protocol.counters(&self.hosts)
+    }
+    fn copy_for_group(&self) -> Option<Self> {
+        Some(PerHost::new(self.protocol.copy_for_group()?))
+    }
+    fn absorb(&mut self, mut other: Self, theirs: &dyn Fn(NodeId) -> bool) {
+        for (h, (mine, o)) in self.hosts.iter_mut().zip(&mut other.hosts).enumerate() {
+            if theirs(NodeId(h as u32)) {
+                std::mem::swap(mine, o);
+            }
+        }
     }
 }
 

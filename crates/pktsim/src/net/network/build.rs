@@ -88,6 +88,7 @@ impl Network {
                     pool: pool_of[from.idx()],
                     busy_until: Time::ZERO,
                     tx_pending: false,
+                    remote: false,
                     stats: PortStats::default(),
                 });
                 inboxes.push(LinkInbox::new(to, ports[id.idx()].cut_through));
@@ -149,6 +150,7 @@ impl Network {
             hook,
             plugin,
             drops: Drops::with_capacity(16),
+            crossings: Vec::new(),
         })
     }
 }

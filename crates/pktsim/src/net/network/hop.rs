@@ -121,12 +121,13 @@ impl Network {
             ev,
             pid,
             &mut self.records.counters,
+            &mut self.crossings,
         );
     }
 
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
     /// cut-through ready time): into `inbox`, the link's inbox at the far
-    /// end. `next_tx`: the packet's transmission time on its next hop when
+    /// end, or, on a remote link, into `crossings`. `next_tx`: the packet's transmission time on its next hop when
     /// that hop's queue picks by priority and may be faster than this link,
     /// so that the packet arrives there only once it could start (see
     /// [`Network::next_tx`]); else 0.
@@ -141,6 +142,7 @@ impl Network {
         ev: &mut EventQueue<E>,
         pid: PortId,
         counters: &mut Counters,
+        crossings: &mut Vec<Crossing>,
     ) {
         let start = at.max(pkt.ready_at);
         let tx = port.tx_time(pkt.size);
@@ -159,7 +161,17 @@ impl Network {
         // The new hop count is computed from the local copy, since reading
         // it back from the inbox's slot would wait for that line to arrive.
         let hops = pkt.hops.saturating_add(1);
-        if inbox.put(arrival, pkt, tail, hops) {
+        if port.remote {
+            // The inbox is another group's: handed over between windows.
+            crossings.push(Crossing {
+                link: pid,
+                to: port.peer,
+                arrival,
+                pkt,
+                ready_at: tail,
+                hops,
+            });
+        } else if inbox.put(arrival, pkt, tail, hops) {
             // The link was empty: its head packet's arrival, for the node
             // it leads to.
             NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
@@ -238,6 +250,7 @@ impl Network {
             ev,
             pid,
             &mut self.records.counters,
+            &mut self.crossings,
         );
         let end = port.busy_until;
         let more = !port.queue.is_empty();

@@ -36,8 +36,11 @@ use crate::net::topology::TopologySpec;
 use crate::packet::{flags, FlowId, NodeId, Packet, PacketKind, PortId};
 use crate::time::{Duration, Rate, Time};
 
+pub use crossing::Crossing;
+
 mod admission;
 mod build;
+mod crossing;
 mod hop;
 mod nic;
 mod refusal;
@@ -213,6 +216,9 @@ pub struct Network {
     /// The switch-stage plug-in the parameters asked for, if any.
     plugin: Option<Box<dyn SwitchPlugin>>,
     drops: Drops,
+    /// Packets put on remote links ([`Port::remote`]) since the last
+    /// [`Network::take_crossings`].
+    crossings: Vec<Crossing>,
 }
 
 impl Network {
@@ -332,8 +338,20 @@ impl Network {
 
     /// One queue sample per port of the selected nodes.
     pub fn sample_queues(&mut self, now: Time, switches_only: bool, out: &mut Vec<QueueSample>) {
+        self.sample_queues_of(now, switches_only, &|_| true, out);
+    }
+
+    /// [`Network::sample_queues`] for the ports of the nodes `ours(node)`
+    /// selects (a group of a partitioned run samples its own).
+    pub fn sample_queues_of(
+        &mut self,
+        now: Time,
+        switches_only: bool,
+        ours: &dyn Fn(NodeId) -> bool,
+        out: &mut Vec<QueueSample>,
+    ) {
         for (i, p) in self.ports.iter_mut().enumerate() {
-            if switches_only && p.owner.0 < self.n_hosts {
+            if (switches_only && p.owner.0 < self.n_hosts) || !ours(p.owner) {
                 continue;
             }
             p.touch(now);

@@ -78,6 +78,34 @@ impl Egress {
         }
     }
 
+    /// Take from `other` the state of the nodes `theirs(node)` selects:
+    /// their random streams and, for switches, their round-robin counters
+    /// (gathering a partitioned run's groups into one).
+    pub fn absorb(&mut self, other: &mut Egress, theirs: &dyn Fn(NodeId) -> bool) {
+        for (i, (mine, o)) in self
+            .spray_rng
+            .iter_mut()
+            .zip(&mut other.spray_rng)
+            .enumerate()
+        {
+            if theirs(NodeId(i as u32)) {
+                std::mem::swap(mine, o);
+            }
+        }
+        if self.n_hosts == 0 {
+            return;
+        }
+        let rows = self
+            .rr
+            .chunks_mut(self.n_hosts)
+            .zip(other.rr.chunks(self.n_hosts));
+        for (i, (mine, o)) in rows.enumerate() {
+            if theirs(NodeId((self.n_hosts + i) as u32)) {
+                mine.copy_from_slice(o);
+            }
+        }
+    }
+
     /// Index into `hops` (the equal-cost next hops at `sw` towards
     /// `pkt.dst`, at least two of them) for `pkt`. `load(i)` reads the queued
     /// bytes of `hops[i]`, for the policies that read queue state.

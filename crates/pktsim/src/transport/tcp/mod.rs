@@ -617,6 +617,12 @@ impl HostProtocol for TcpProtocol {
         }
         v
     }
+
+    fn copy_for_group(&self) -> Option<Self> {
+        // A TCP host reads nothing of another host's state: each group's
+        // copy builds the same tables at setup.
+        Some(TcpProtocol::new(self.params.clone()))
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,9 @@ use crate::time::{Duration, Time};
 use crate::workload::{FlowSpec, Workload};
 
 pub use crate::event::Event;
+pub use groups::endgame_flows;
+
+mod groups;
 pub use crate::transport::contract::{
     Completion, Ctx, FlowProgress, PacketFormat, Setup, Transport,
 };
@@ -113,6 +116,8 @@ pub struct Simulation<T: Transport> {
     seed: u64,
     wall: std::time::Duration,
     set_up: bool,
+    /// The groups the run starts in, if it was split ([`Simulation::split`]).
+    split: Option<Box<groups::Split<T>>>,
 }
 
 /// The end of the clock's range: events are never run past it.
@@ -166,6 +171,7 @@ impl<T: Transport> Simulation<T> {
             seed,
             wall: std::time::Duration::ZERO,
             set_up: false,
+            split: None,
         }
     }
 
@@ -224,6 +230,13 @@ impl<T: Transport> Simulation<T> {
             }
         }
         let started = std::time::Instant::now();
+        if let Some(split) = self.split.take() {
+            if let Some(reason) = self.run_split(*split, pause, &mut report) {
+                self.wall += started.elapsed();
+                self.net.touch_all(self.events.now());
+                return reason;
+            }
+        }
         let time_limit = self.limits.time_limit.unwrap_or(Time::MAX);
         let event_limit = self.limits.event_limit.unwrap_or(u64::MAX);
         let n_flows = self.flows.len();
@@ -362,32 +375,35 @@ impl<T: Transport> Simulation<T> {
             Some(&Event::TxDone(p)) => self.net.prefetch_port(p),
             _ => {}
         }
-        match ev {
-            Event::Arrive(p) => {
-                if let Some(pkt) = self.net.on_arrive(p, now, &mut self.events) {
-                    if pkt.has(flags::NOTICE) {
-                        self.with_ctx(now, pkt.dst, |t, ctx| t.on_notice(ctx, pkt));
-                    } else {
-                        self.with_ctx(now, pkt.dst, |t, ctx| t.on_packet(ctx, pkt));
-                    }
-                }
+        let mut stage = Stage {
+            net: &mut self.net,
+            transport: &mut self.transport,
+            events: &mut self.events,
+            flows: &self.flows,
+            progress: &mut self.progress,
+            completion: &mut self.completion,
+            format: self.format,
+        };
+        let (samples, limits) = (&mut self.samples, &self.limits);
+        stage.run_event(now, tie, ev, |net, events| {
+            net.sample_queues(now, !limits.sample_host_queues, samples);
+            if let Some(iv) = limits.queue_sample_interval {
+                events.schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
             }
-            Event::TxDone(p) => self.net.on_tx_done(p, now, &mut self.events),
-            Event::Timer { id, kind } => {
-                let host = NodeId(tie.owner());
-                self.with_ctx(now, host, |t, ctx| t.on_timer(ctx, id, kind));
-            }
-            Event::NicIdle(host) => {
-                self.with_ctx(now, host, |t, ctx| t.on_nic_idle(ctx, host));
-            }
-            Event::Sample => {
-                self.net
-                    .sample_queues(now, !self.limits.sample_host_queues, &mut self.samples);
-                if let Some(iv) = self.limits.queue_sample_interval {
-                    self.events
-                        .schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
-                }
-            }
+        });
+    }
+
+    /// The run's state, borrowed for one event.
+    #[inline(always)]
+    fn stage(&mut self) -> Stage<'_, T> {
+        Stage {
+            net: &mut self.net,
+            transport: &mut self.transport,
+            events: &mut self.events,
+            flows: &self.flows,
+            progress: &mut self.progress,
+            completion: &mut self.completion,
+            format: self.format,
         }
     }
 
@@ -395,17 +411,7 @@ impl<T: Transport> Simulation<T> {
     /// `host` (the timers it sets belong to that host).
     #[inline]
     fn with_ctx(&mut self, now: Time, host: NodeId, f: impl FnOnce(&mut T, &mut Ctx)) {
-        let mut ctx = Ctx::new(
-            now,
-            host,
-            &mut self.net,
-            &mut self.events,
-            &self.flows,
-            &mut self.progress,
-            &mut self.completion,
-            self.format,
-        );
-        f(&mut self.transport, &mut ctx);
+        self.stage().with_ctx(now, host, f);
     }
 
     /// Path of a flow as ideal-FCT hops.
@@ -479,5 +485,70 @@ impl<T: Transport> Simulation<T> {
             seed: self.seed,
             stop_reason: reason.name().to_string(),
         }
+    }
+}
+
+/// The state that events change, borrowed: the whole run's in the serial
+/// loop, one group's copy in a partitioned run (`groups`). Both run their
+/// events through [`Stage::run_event`], so they do the same thing.
+pub(crate) struct Stage<'a, T> {
+    pub(crate) net: &'a mut Network,
+    pub(crate) transport: &'a mut T,
+    pub(crate) events: &'a mut EventQueue<Event>,
+    pub(crate) flows: &'a [FlowSpec],
+    pub(crate) progress: &'a mut [FlowProgress],
+    pub(crate) completion: &'a mut Completion,
+    pub(crate) format: PacketFormat,
+}
+
+impl<T: Transport> Stage<'_, T> {
+    /// Handle one event popped at `now`; `tie` names its owner. `sample`
+    /// takes a queue sample (what is sampled differs between the serial
+    /// loop and a group).
+    #[inline(always)]
+    pub(crate) fn run_event(
+        &mut self,
+        now: Time,
+        tie: Tie,
+        ev: Event,
+        sample: impl FnOnce(&mut Network, &mut EventQueue<Event>),
+    ) {
+        match ev {
+            Event::Arrive(p) => {
+                if let Some(pkt) = self.net.on_arrive(p, now, self.events) {
+                    if pkt.has(flags::NOTICE) {
+                        self.with_ctx(now, pkt.dst, |t, ctx| t.on_notice(ctx, pkt));
+                    } else {
+                        self.with_ctx(now, pkt.dst, |t, ctx| t.on_packet(ctx, pkt));
+                    }
+                }
+            }
+            Event::TxDone(p) => self.net.on_tx_done(p, now, self.events),
+            Event::Timer { id, kind } => {
+                let host = NodeId(tie.owner());
+                self.with_ctx(now, host, |t, ctx| t.on_timer(ctx, id, kind));
+            }
+            Event::NicIdle(host) => {
+                self.with_ctx(now, host, |t, ctx| t.on_nic_idle(ctx, host));
+            }
+            Event::Sample => sample(self.net, self.events),
+        }
+    }
+
+    /// Call into the transport with a context at time `now`, acting for
+    /// `host` (the timers it sets belong to that host).
+    #[inline]
+    pub(crate) fn with_ctx(&mut self, now: Time, host: NodeId, f: impl FnOnce(&mut T, &mut Ctx)) {
+        let mut ctx = Ctx::new(
+            now,
+            host,
+            self.net,
+            self.events,
+            self.flows,
+            self.progress,
+            self.completion,
+            self.format,
+        );
+        f(self.transport, &mut ctx);
     }
 }

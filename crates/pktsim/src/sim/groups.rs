@@ -1,0 +1,451 @@
+//! A partitioned run (issue 33, step 2): the run's pieces
+//! ([`crate::net::partition`]) dealt into groups, each group with its own
+//! copy of the network and the transport, its own event queue and its
+//! share of the flows, run in lookahead windows on threads
+//! ([`crate::engine::windows`]).
+//!
+//! A group acts only for its own nodes: its copy of the network changes
+//! only their ports, the inboxes of the links into them and their NIC
+//! bookkeeping; its copy of the transport only their hosts' state. A
+//! packet put on a link into another group becomes a [`Crossing`], handed
+//! over at the window's end; the window is no longer than the shortest cut
+//! link, so it cannot take effect inside the window. Each group runs its
+//! events in the order one queue for the whole network would
+//! (`engine::event_queue`), so the groups together run the serial run's
+//! events.
+//!
+//! The run ends in one queue: when few flows are left
+//! ([`endgame_flows`]), or at a limit, the groups are gathered back into
+//! the simulation's own network, transport and queue, and the serial loop
+//! goes on from there, stopping exactly where a serial run stops. Flows,
+//! event counts and counters are then those of the serial run, whatever the
+//! number of threads.
+
+use super::{Event, Progress, Simulation, Stage, CLOCK_END};
+use crate::engine::windows::{Piece, WindowEnd, Windows};
+use crate::engine::EventQueue;
+use crate::metrics::QueueSample;
+use crate::net::partition::Partition;
+use crate::net::{Crossing, Network};
+use crate::packet::NodeId;
+use crate::time::{Duration, Time};
+use crate::transport::contract::{Completion, FlowProgress, PacketFormat, Setup, Transport};
+use crate::workload::FlowSpec;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// A run's split into groups, prepared before it starts
+/// ([`Simulation::split`]).
+pub(super) struct Split<T> {
+    /// The group of each node, by node id.
+    group_of: Vec<u32>,
+    /// Network and transport copies of groups 1.. (group 0 runs on the
+    /// simulation's own).
+    copies: Vec<(Network, T)>,
+    /// The window: the shortest delay of a link between two pieces.
+    lookahead: Duration,
+    /// Threads to run the groups on.
+    threads: usize,
+}
+
+/// How many flows the serial loop finishes: the groups stop once no more
+/// than this many are left, so that the run's last events run in one
+/// queue and stop where a serial run stops. A window in which more flows
+/// than this finish would end past the serial run's last event (the run is
+/// then still the same on every thread count, but counts a few events
+/// more); a sixteenth of the flows, and at least 64, keeps that far from
+/// anything measured.
+pub fn endgame_flows(n_flows: usize) -> usize {
+    (n_flows / 16).max(64)
+}
+
+/// Deal `partition`'s pieces into at most `groups` groups of about equal
+/// weight, heaviest piece first onto the lightest group (a node weighs its
+/// ports). Returns the group of each node and the number of groups.
+fn deal(partition: &Partition, net: &Network, groups: usize) -> (Vec<u32>, usize) {
+    let groups = groups.clamp(1, partition.len().max(1));
+    let weight = |p: u32| -> u64 {
+        partition
+            .nodes(p)
+            .iter()
+            .map(|n| net.nodes()[n.idx()].ports.len() as u64)
+            .sum()
+    };
+    let mut pieces: Vec<(u64, u32)> = (0..partition.len() as u32)
+        .map(|p| (weight(p), p))
+        .collect();
+    // Heaviest first; ties by piece id, so the deal is the same every time.
+    pieces.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut load = vec![0u64; groups];
+    let mut group_of = vec![0u32; net.nodes().len()];
+    for (w, p) in pieces {
+        let g = (0..groups).min_by_key(|&g| (load[g], g)).unwrap_or(0);
+        load[g] += w;
+        for n in partition.nodes(p) {
+            group_of[n.idx()] = g as u32;
+        }
+    }
+    (group_of, groups)
+}
+
+impl<T: Transport> Simulation<T> {
+    /// Run this simulation on `threads` threads: `partition`'s pieces dealt
+    /// into as many groups, each running its own copy of the network (the
+    /// simulation's own for the first group, then `nets`, built like it)
+    /// and of the transport. Call after [`Simulation::setup`] and before the
+    /// run starts. Returns the number of groups, or why the run stays in one
+    /// (then nothing changes).
+    pub fn split(
+        &mut self,
+        partition: &Partition,
+        nets: Vec<Network>,
+        threads: usize,
+    ) -> Result<usize, String> {
+        if self.n_events > 0 || !self.set_up {
+            return Err("a run splits only after setup, before its first event".into());
+        }
+        if let Some(why) = self.net.partition_blocker() {
+            return Err(format!("{why} runs on one thread"));
+        }
+        let Some(lookahead) = partition.lookahead() else {
+            return Err("the topology has no link to cut between pieces".into());
+        };
+        let (group_of, groups) = deal(partition, &self.net, threads.min(nets.len() + 1));
+        if groups < 2 {
+            return Err("one group".into());
+        }
+        let mut copies = Vec::with_capacity(groups - 1);
+        for mut net in nets.into_iter().take(groups - 1) {
+            let Some(mut t) = self.transport.copy_for_group() else {
+                return Err(format!(
+                    "{}'s hosts read each other's state; it runs on one thread",
+                    self.transport.name()
+                ));
+            };
+            net.set_flow_count(self.flows.len());
+            net.set_nic_pull(t.wants_nic_pull());
+            let env = Setup::new(
+                &net,
+                &self.flows,
+                self.format,
+                crate::engine::RngStreams::new(self.seed),
+                t.name(),
+            );
+            t.setup(&env).map_err(|e| e.to_string())?;
+            copies.push((net, t));
+        }
+        self.split = Some(Box::new(Split {
+            group_of,
+            copies,
+            lookahead,
+            threads: threads.max(1),
+        }));
+        Ok(groups)
+    }
+
+    /// Run the groups of `split` in windows until few flows are left, a
+    /// limit or `pause` is near, then gather them back into this simulation.
+    /// Returns why the run stops, if it stops here.
+    pub(super) fn run_split(
+        &mut self,
+        split: Split<T>,
+        pause: Time,
+        report: &mut Option<&mut dyn FnMut(&Progress)>,
+    ) -> Option<super::StopReason> {
+        let Split {
+            group_of,
+            mut copies,
+            lookahead,
+            threads,
+        } = split;
+        let n_flows = self.flows.len();
+        let stop_at = n_flows.saturating_sub(endgame_flows(n_flows));
+        if self.completion.finished >= stop_at {
+            return None;
+        }
+        let time_limit = self.limits.time_limit.unwrap_or(Time::MAX);
+        let limit = Time(time_limit.min(pause).min(CLOCK_END).0.saturating_add(1));
+        let sampling = self.limits.queue_sample_interval.filter(|iv| iv.ps() > 0);
+        let totals = Totals::default();
+        let salt = self.events.salt();
+        let flows: &[FlowSpec] = &self.flows;
+        let mut groups = Vec::with_capacity(copies.len() + 1);
+        let own = (&mut self.net, &mut self.transport);
+        let nets = std::iter::once(own).chain(copies.iter_mut().map(|(n, t)| (n, t)));
+        for (g, (net, transport)) in nets.enumerate() {
+            let g = g as u32;
+            net.set_remote_links(&|n| group_of[n.idx()] == g);
+            let mut events = EventQueue::with_salt(salt);
+            let progress = if g == 0 {
+                // The simulation's own queue holds the first sample.
+                std::mem::swap(&mut events, &mut self.events);
+                std::mem::take(&mut self.progress)
+            } else {
+                if sampling.is_some() {
+                    events.schedule(Time::ZERO, Self::SAMPLE_TIE, Event::Sample);
+                }
+                vec![FlowProgress::default(); n_flows]
+            };
+            let starts = flows
+                .iter()
+                .filter(|f| group_of[f.src.idx()] == g)
+                .map(|f| f.id.0)
+                .collect();
+            groups.push(Group {
+                id: g,
+                net,
+                transport,
+                events,
+                flows,
+                starts,
+                next_start: 0,
+                progress,
+                completion: Completion::default(),
+                format: self.format,
+                group_of: &group_of,
+                sampling,
+                switches_only: !self.limits.sample_host_queues,
+                samples: Vec::new(),
+                totals: &totals,
+            });
+        }
+        let mut windows = Windows::new(groups, lookahead, threads);
+        let cancel = self.limits.cancel.clone();
+        let (event_limit, no_progress) = (self.limits.event_limit, self.limits.no_progress_limit);
+        let mut last = (0u64, 0u64); // (events at the last window end, most events in a window)
+        let mut reported = 0u64;
+        let mut stopped = None;
+        let end = windows.run(limit, |we: &WindowEnd| {
+            let window = we.events - last.0;
+            last = (we.events, last.1.max(window));
+            let finished = totals.finished.load(Ordering::Relaxed);
+            if we.events >> 16 > reported {
+                reported = we.events >> 16;
+                if let Some(cb) = report.as_mut() {
+                    cb(&Progress {
+                        now: we.next.unwrap_or(Time::ZERO),
+                        flows_done: finished,
+                        flows_total: n_flows,
+                        events: we.events,
+                    });
+                }
+            }
+            if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                stopped = Some(super::StopReason::Cancelled);
+                return false;
+            }
+            // The serial loop counts the last events exactly: leave it a
+            // margin of the largest windows seen.
+            let near_event_limit =
+                event_limit.is_some_and(|l| we.events.saturating_add(4 * last.1 + 1024) >= l);
+            let past_deadline = match (no_progress, we.next) {
+                (Some(d), Some(next)) => {
+                    let lp = totals.last_progress.load(Ordering::Relaxed);
+                    next.0 > lp.saturating_add(d.ps())
+                }
+                _ => false,
+            };
+            finished < stop_at && !near_event_limit && !past_deadline
+        });
+        let parts: Vec<Part> = windows
+            .into_pieces()
+            .into_iter()
+            .map(|g| Part {
+                events: g.events,
+                progress: g.progress,
+                completion: g.completion,
+                samples: g.samples,
+                started: g.next_start,
+            })
+            .collect();
+        self.gather(parts, &group_of, copies, end.events);
+        stopped
+    }
+
+    /// Gather the groups back into this simulation: state of each node from
+    /// the group that held it, every pending event into one queue.
+    fn gather(
+        &mut self,
+        parts: Vec<Part>,
+        group_of: &[u32],
+        copies: Vec<(Network, T)>,
+        events: u64,
+    ) {
+        let mut parts = parts.into_iter();
+        let Some(first) = parts.next() else {
+            return;
+        };
+        self.events = first.events;
+        self.progress = first.progress;
+        self.completion = first.completion;
+        self.samples = first.samples;
+        self.next_flow = first.started;
+        self.n_events = events;
+        let rest: Vec<Part> = parts.collect();
+        let latest = rest
+            .iter()
+            .map(|p| p.events.now())
+            .fold(self.events.now(), Time::max);
+        self.events.advance_to(latest);
+        for (g, (mut part, (mut net, transport))) in rest.into_iter().zip(copies).enumerate() {
+            let g = g as u32 + 1;
+            let theirs = |n: NodeId| group_of[n.idx()] == g;
+            let flows = &self.flows;
+            self.net.absorb(&mut net, &theirs, &|f| flows[f].src);
+            self.transport.absorb(transport, &theirs);
+            for (f, (mine, o)) in self.progress.iter_mut().zip(&part.progress).enumerate() {
+                if theirs(flows[f].dst) {
+                    mine.bytes_received = o.bytes_received;
+                    mine.finish = o.finish;
+                }
+                if theirs(flows[f].src) {
+                    mine.retransmits = o.retransmits;
+                }
+            }
+            self.completion.finished += part.completion.finished;
+            self.completion.last_progress = self
+                .completion
+                .last_progress
+                .max(part.completion.last_progress);
+            self.next_flow += part.started;
+            // Every group samples at the same instants: one sample event
+            // stays.
+            while let Some((t, tie, e)) = part.events.pop() {
+                if !matches!(e, Event::Sample) {
+                    self.events.schedule(t, tie, e);
+                }
+            }
+            self.samples.append(&mut part.samples);
+        }
+        self.net.set_remote_links(&|_| true);
+        // Samples as the serial loop takes them: by time, then port.
+        self.samples.sort_by_key(|s| (s.time, s.port));
+    }
+}
+
+/// What a group leaves behind once its borrows end.
+struct Part {
+    events: EventQueue<Event>,
+    progress: Vec<FlowProgress>,
+    completion: Completion,
+    samples: Vec<QueueSample>,
+    started: usize,
+}
+
+/// What groups tell the coordinator between windows.
+#[derive(Default)]
+struct Totals {
+    /// Flows finished, over all groups.
+    finished: AtomicUsize,
+    /// The latest moment a flow started or received a new byte.
+    last_progress: AtomicU64,
+}
+
+/// One group of a partitioned run: its nodes' copy of the state, its own
+/// queue and the flows its hosts start.
+struct Group<'a, T> {
+    id: u32,
+    net: &'a mut Network,
+    transport: &'a mut T,
+    events: EventQueue<Event>,
+    flows: &'a [FlowSpec],
+    /// Ids of the flows whose source is in this group, in start order.
+    starts: Vec<u32>,
+    next_start: usize,
+    progress: Vec<FlowProgress>,
+    completion: Completion,
+    format: PacketFormat,
+    group_of: &'a [u32],
+    sampling: Option<Duration>,
+    switches_only: bool,
+    samples: Vec<QueueSample>,
+    totals: &'a Totals,
+}
+
+impl<T: Transport> Group<'_, T> {
+    /// When the group's next flow starts.
+    fn next_start(&self) -> Time {
+        self.starts
+            .get(self.next_start)
+            .map_or(Time::MAX, |&f| self.flows[f as usize].start)
+    }
+}
+
+impl<T: Transport> Piece for Group<'_, T> {
+    type Message = Crossing;
+
+    fn next_time(&mut self) -> Option<Time> {
+        let t = self
+            .events
+            .peek_time()
+            .unwrap_or(Time::MAX)
+            .min(self.next_start());
+        (t != Time::MAX).then_some(t)
+    }
+
+    fn run_until(&mut self, end: Time, out: &mut Vec<(u32, Crossing)>) -> u64 {
+        let finished_before = self.completion.finished;
+        let mut n = 0u64;
+        let (id, group_of, sampling, switches_only) =
+            (self.id, self.group_of, self.sampling, self.switches_only);
+        let samples = &mut self.samples;
+        let mut stage = Stage {
+            net: &mut *self.net,
+            transport: &mut *self.transport,
+            events: &mut self.events,
+            flows: self.flows,
+            progress: &mut self.progress,
+            completion: &mut self.completion,
+            format: self.format,
+        };
+        loop {
+            let next_ev = stage.events.peek_time().unwrap_or(Time::MAX);
+            let next_start = self
+                .starts
+                .get(self.next_start)
+                .map_or(Time::MAX, |&f| self.flows[f as usize].start);
+            if next_ev.min(next_start) >= end {
+                break;
+            }
+            // Flow starts go before events at the same instant, as in the
+            // serial loop.
+            if next_start <= next_ev {
+                let spec = &self.flows[self.starts[self.next_start] as usize];
+                self.next_start += 1;
+                stage.events.advance_to(next_start);
+                stage.completion.last_progress = next_start;
+                stage.with_ctx(next_start, spec.src, |t, ctx| t.start_flow(ctx, spec.id));
+                n += 1;
+                continue;
+            }
+            let Some((now, tie, ev)) = stage.events.pop() else {
+                break;
+            };
+            // Every group samples its own ports; the run counts one event.
+            n += u64::from(id == 0 || !matches!(ev, Event::Sample));
+            stage.run_event(now, tie, ev, |net, events| {
+                net.sample_queues_of(
+                    now,
+                    switches_only,
+                    &|node| group_of[node.idx()] == id,
+                    samples,
+                );
+                if let Some(iv) = sampling {
+                    events.schedule(now + iv, Simulation::<T>::SAMPLE_TIE, Event::Sample);
+                }
+            });
+        }
+        out.extend(self.net.take_crossings().map(|c| (group_of[c.to.idx()], c)));
+        self.totals.finished.fetch_add(
+            self.completion.finished - finished_before,
+            Ordering::Relaxed,
+        );
+        self.totals
+            .last_progress
+            .fetch_max(self.completion.last_progress.0, Ordering::Relaxed);
+        n
+    }
+
+    fn receive(&mut self, c: Crossing) {
+        self.net.receive_crossing(c, &mut self.events);
+    }
+}
