@@ -672,7 +672,7 @@ impl Config {
             return Err(Error::config("run.threads", "must be at least 1"));
         }
         if threads > 1 {
-            let why = if !self.transport.is_tcp_family() {
+            let why = if !self.transport.splits() {
                 Some(format!(
                     "{}'s hosts read each other's state",
                     self.transport.name()

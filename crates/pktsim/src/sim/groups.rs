@@ -15,7 +15,7 @@
 //! events.
 //!
 //! The run ends in one queue: when few flows are left
-//! ([`endgame_flows`]), or at a limit, the groups are gathered back into
+//! ([`endgame_flows`]), or near a limit, the groups are gathered back into
 //! the simulation's own network, transport and queue, and the serial loop
 //! goes on from there, stopping exactly where a serial run stops. Flows,
 //! event counts and counters are then those of the serial run, whatever the
@@ -47,22 +47,29 @@ pub(super) struct Split<T> {
     threads: usize,
 }
 
-/// How many flows the serial loop finishes: the groups stop once no more
-/// than this many are left, so that the run's last events run in one
-/// queue and stop where a serial run stops. A window in which more flows
-/// than this finish would end past the serial run's last event (the run is
-/// then still the same on every thread count, but counts a few events
-/// more); a sixteenth of the flows, and at least 64, keeps that far from
-/// anything measured.
-pub fn endgame_flows(n_flows: usize) -> usize {
-    (n_flows / 16).max(64)
+/// How many unfinished flows the groups leave to the serial loop, given
+/// the most flows that finished in one window so far (`burst`): the groups
+/// stop once no more than this many are left, so that the run's last
+/// events run in one queue and stop where a serial run stops. A window in
+/// which all of them finished would end past the serial run's last event
+/// (the run is then still the same on every thread count, since the
+/// windows are, but counts a few events more than a serial run); four
+/// times the largest burst seen, and at least 8, keeps that far from
+/// anything measured, while the serial tail stays short.
+pub fn endgame_flows(burst: usize) -> usize {
+    burst.saturating_mul(4).max(8)
 }
 
 /// Deal `partition`'s pieces into at most `groups` groups of about equal
-/// weight, heaviest piece first onto the lightest group (a node weighs its
-/// ports). Returns the group of each node and the number of groups.
+/// weight (a node weighs its ports), keeping neighbours together so that
+/// few packets cross between groups: pieces are laid out in the order of
+/// the hosts nearest them (a leaf with its hosts by its first host, a
+/// fat tree's aggregation switch next to its pod's leaves), then cut into
+/// consecutive runs of equal weight. Returns the group of each node and the
+/// number of groups.
 fn deal(partition: &Partition, net: &Network, groups: usize) -> (Vec<u32>, usize) {
     let groups = groups.clamp(1, partition.len().max(1));
+    let nearest = nearest_host(net);
     let weight = |p: u32| -> u64 {
         partition
             .nodes(p)
@@ -70,21 +77,75 @@ fn deal(partition: &Partition, net: &Network, groups: usize) -> (Vec<u32>, usize
             .map(|n| net.nodes()[n.idx()].ports.len() as u64)
             .sum()
     };
-    let mut pieces: Vec<(u64, u32)> = (0..partition.len() as u32)
-        .map(|p| (weight(p), p))
+    let mut order: Vec<(u32, u32, u64)> = (0..partition.len() as u32)
+        .map(|p| {
+            let key = partition
+                .nodes(p)
+                .iter()
+                .map(|n| nearest[n.idx()])
+                .min()
+                .unwrap_or(u32::MAX);
+            (key, p, weight(p))
+        })
         .collect();
-    // Heaviest first; ties by piece id, so the deal is the same every time.
-    pieces.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut load = vec![0u64; groups];
+    order.sort_unstable();
+    let total: u64 = order.iter().map(|o| o.2).sum::<u64>().max(1);
     let mut group_of = vec![0u32; net.nodes().len()];
-    for (w, p) in pieces {
-        let g = (0..groups).min_by_key(|&g| (load[g], g)).unwrap_or(0);
-        load[g] += w;
+    let mut before = 0u64;
+    for (_, p, w) in order {
+        // The group whose share of the weight holds this piece's middle.
+        let middle = before as u128 * 2 + w as u128;
+        let g = (middle * groups as u128 / (2 * total as u128)).min(groups as u128 - 1) as u32;
+        before += w;
         for n in partition.nodes(p) {
-            group_of[n.idx()] = g as u32;
+            group_of[n.idx()] = g;
         }
     }
     (group_of, groups)
+}
+
+/// For each node, the smallest id among the hosts nearest to it (fewest
+/// links away): a breadth-first search from every host at once, in host
+/// order.
+fn nearest_host(net: &Network) -> Vec<u32> {
+    let n = net.nodes().len();
+    let mut nearest = vec![u32::MAX; n];
+    let mut frontier: Vec<usize> = (0..net.n_hosts() as usize).collect();
+    for &h in &frontier {
+        nearest[h] = h as u32;
+    }
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            for pid in &net.nodes()[u].ports {
+                let v = net.port(*pid).peer.idx();
+                if nearest[v] == u32::MAX {
+                    next.push(v);
+                }
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        // A node reached at this distance takes the smallest host among its
+        // neighbours already reached.
+        let found: Vec<(usize, u32)> = next
+            .iter()
+            .map(|&v| {
+                let best = net.nodes()[v]
+                    .ports
+                    .iter()
+                    .map(|pid| nearest[net.port(*pid).peer.idx()])
+                    .min()
+                    .unwrap_or(u32::MAX);
+                (v, best)
+            })
+            .collect();
+        for (v, best) in found {
+            nearest[v] = best;
+        }
+        frontier = next;
+    }
+    nearest
 }
 
 impl<T: Transport> Simulation<T> {
@@ -158,8 +219,7 @@ impl<T: Transport> Simulation<T> {
             threads,
         } = split;
         let n_flows = self.flows.len();
-        let stop_at = n_flows.saturating_sub(endgame_flows(n_flows));
-        if self.completion.finished >= stop_at {
+        if n_flows - self.completion.finished <= endgame_flows(0) {
             return None;
         }
         let time_limit = self.limits.time_limit.unwrap_or(Time::MAX);
@@ -212,12 +272,15 @@ impl<T: Transport> Simulation<T> {
         let cancel = self.limits.cancel.clone();
         let (event_limit, no_progress) = (self.limits.event_limit, self.limits.no_progress_limit);
         let mut last = (0u64, 0u64); // (events at the last window end, most events in a window)
+        let (mut finished_before, mut burst) = (0usize, 0usize);
         let mut reported = 0u64;
         let mut stopped = None;
         let end = windows.run(limit, |we: &WindowEnd| {
             let window = we.events - last.0;
             last = (we.events, last.1.max(window));
             let finished = totals.finished.load(Ordering::Relaxed);
+            burst = burst.max(finished - finished_before);
+            finished_before = finished;
             if we.events >> 16 > reported {
                 reported = we.events >> 16;
                 if let Some(cb) = report.as_mut() {
@@ -244,7 +307,7 @@ impl<T: Transport> Simulation<T> {
                 }
                 _ => false,
             };
-            finished < stop_at && !near_event_limit && !past_deadline
+            n_flows - finished > endgame_flows(burst) && !near_event_limit && !past_deadline
         });
         let parts: Vec<Part> = windows
             .into_pieces()
@@ -447,5 +510,74 @@ impl<T: Transport> Piece for Group<'_, T> {
 
     fn receive(&mut self, c: Crossing) {
         self.net.receive_crossing(c, &mut self.events);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RngStreams;
+    use crate::net::queue::QueueConfig;
+    use crate::net::topology::fat_tree;
+    use crate::net::{NetworkParams, Refusal};
+    use crate::time::Rate;
+
+    fn k4() -> (Partition, Network) {
+        let rate = Rate::gbps(10);
+        let topo = fat_tree(4, 4, 1, rate, rate, Duration::from_ns(500)).expect("fat tree");
+        let params = NetworkParams {
+            forwarding: Default::default(),
+            load_balancing: Default::default(),
+            header_bytes: 40,
+            switch_queue: QueueConfig::DropTail,
+            switch_buffer: 100_000,
+            shared_buffer: None,
+            host_queue: QueueConfig::DropTail,
+            host_buffer: u64::MAX,
+            nic_pull: false,
+            eager_fifo: true,
+            hop_limit: NetworkParams::DEFAULT_HOP_LIMIT,
+            refusal: Refusal::default(),
+            fastlane: None,
+        };
+        let net = Network::build(&topo, params, &RngStreams::new(1)).expect("network");
+        (Partition::natural(&topo, Duration::ZERO), net)
+    }
+
+    /// Hosts 0-15, ToRs 16-23 (two per pod), aggregation 24-31, cores
+    /// 32-35: a switch's nearest hosts are its pod's (the cores are
+    /// equally near every host, so they take host 0).
+    #[test]
+    fn nearest_host_follows_the_pods() {
+        let (_, net) = k4();
+        let nearest = nearest_host(&net);
+        assert_eq!(&nearest[..16], &(0..16).collect::<Vec<u32>>()[..]);
+        assert_eq!(&nearest[16..24], &[0, 2, 4, 6, 8, 10, 12, 14]);
+        assert_eq!(&nearest[24..32], &[0, 0, 4, 4, 8, 8, 12, 12]);
+        assert_eq!(&nearest[32..36], &[0, 0, 0, 0]);
+    }
+
+    /// Two groups of about equal weight (a node weighs its ports, 96 in
+    /// all), each piece whole in one group, the first pods in the first
+    /// group and the last in the second.
+    #[test]
+    fn a_deal_keeps_pieces_whole_and_pods_together() {
+        let (p, net) = k4();
+        let (group_of, groups) = deal(&p, &net, 2);
+        assert_eq!(groups, 2);
+        for piece in 0..p.len() as u32 {
+            let g = group_of[p.nodes(piece)[0].idx()];
+            assert!(p.nodes(piece).iter().all(|n| group_of[n.idx()] == g));
+        }
+        let mut weight = [0usize; 2];
+        for (n, &g) in group_of.iter().enumerate() {
+            weight[g as usize] += net.nodes()[n].ports.len();
+        }
+        assert_eq!(weight[0] + weight[1], 96);
+        assert!(weight[0].abs_diff(weight[1]) <= 8, "{weight:?}");
+        assert_eq!((group_of[16], group_of[17], group_of[24]), (0, 0, 0));
+        assert_eq!((group_of[22], group_of[23], group_of[30]), (1, 1, 1));
+        // More groups than pieces: one piece per group at most.
+        assert_eq!(deal(&p, &net, 100).1, p.len());
     }
 }

@@ -368,13 +368,6 @@ impl<T: Transport> Simulation<T> {
     /// Handle one event popped at `now`; `tie` names its owner.
     #[inline(always)]
     fn run_event(&mut self, now: Time, tie: Tie, ev: Event) {
-        // Start loading the state the next event will need while this
-        // one runs (see [`Network::prefetch_port`]).
-        match self.events.peek() {
-            Some(&Event::Arrive(p)) => self.net.prefetch_arrival(p),
-            Some(&Event::TxDone(p)) => self.net.prefetch_port(p),
-            _ => {}
-        }
         let mut stage = Stage {
             net: &mut self.net,
             transport: &mut self.transport,
@@ -513,6 +506,13 @@ impl<T: Transport> Stage<'_, T> {
         ev: Event,
         sample: impl FnOnce(&mut Network, &mut EventQueue<Event>),
     ) {
+        // Start loading the state the next event will need while this
+        // one runs (see [`Network::prefetch_port`]).
+        match self.events.peek() {
+            Some(&Event::Arrive(p)) => self.net.prefetch_arrival(p),
+            Some(&Event::TxDone(p)) => self.net.prefetch_port(p),
+            _ => {}
+        }
         match ev {
             Event::Arrive(p) => {
                 if let Some(pkt) = self.net.on_arrive(p, now, self.events) {

@@ -106,6 +106,14 @@ macro_rules! registry {
                 }
             }
 
+            /// Whether runs of this protocol can split into groups on
+            /// threads ([`Transport::copy_for_group`] gives a copy): its
+            /// hosts share nothing but packets. A test checks this against
+            /// the built transport.
+            pub fn splits(&self) -> bool {
+                self.is_tcp_family() || matches!(self, TransportConfig::Phost(_))
+            }
+
             /// The TCP parameters of a TCP-family protocol (`None` for
             /// others), for callers that build the transport themselves.
             pub fn tcp(&self) -> Result<Option<tcp::TcpParams>> {
@@ -185,4 +193,39 @@ pub fn run_to_end<T: Transport>(
     sim.setup()?;
     let reason: StopReason = sim.run(report);
     Ok(sim.finish(reason))
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    /// Builds the transport and says whether it gives a copy for a group.
+    struct Copies;
+
+    impl SimSetup for Copies {
+        type Output = bool;
+        fn run<T: Transport>(self, t: T) -> bool {
+            t.copy_for_group().is_some()
+        }
+    }
+
+    #[test]
+    fn splits_says_what_the_built_transport_does() {
+        let names = [
+            "tcp",
+            "dctcp",
+            "cubic",
+            "pfabric",
+            "phost",
+            "fastpass",
+            "expresspass",
+            "flashpass",
+        ];
+        for name in names {
+            let cfg: TransportConfig =
+                toml::from_str(&format!("protocol = \"{name}\"")).expect("defaults parse");
+            assert_eq!(cfg.name(), name);
+            assert_eq!(cfg.run(Copies).expect("builds"), cfg.splits(), "{name}");
+        }
+    }
 }

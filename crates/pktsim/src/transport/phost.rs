@@ -618,4 +618,12 @@ impl HostProtocol for PhostProtocol {
     fn on_nic_idle(&self, h: &mut PhostHost, ctx: &mut Ctx) {
         self.try_send(h, ctx);
     }
+
+    fn copy_for_group(&self) -> Option<Self> {
+        // A pHost host reads nothing of another host's state: each group's
+        // copy builds the same tables at setup.
+        let mut copy = PhostProtocol::new(self.params.clone());
+        copy.logs = self.logs;
+        Some(copy)
+    }
 }
