@@ -1,0 +1,125 @@
+//! The partitioned engine (issue 33, step 2): a run split into groups on
+//! threads gives the serial run's every result, on a topology whose flows
+//! cross every cut, with a zero-delay link (never cut), spraying (random
+//! streams per switch), shared buffers, queue sampling and limits.
+
+use crate::common::{assert_conserved, prepare};
+use pktsim::metrics::RunOutput;
+
+/// Four switches in a ring with three hosts each. s1-s2 has no delay, so
+/// s1 and s2 (with their hosts) are one piece; the other ring links are
+/// cut. Every pair of switches two hops apart has two equal-cost paths,
+/// which spraying picks between at random.
+fn ring(extra: &str) -> String {
+    let mut hosts = Vec::new();
+    let mut links = Vec::new();
+    for s in 0..4 {
+        for h in 0..3 {
+            let name = format!("h{s}{h}");
+            links.push(format!(
+                "{{ a = \"{name}\", b = \"s{s}\", rate = \"10Gbps\", delay = \"0.3us\" }}"
+            ));
+            hosts.push(format!("\"{name}\""));
+        }
+    }
+    for (a, b, d) in [(0, 1, "1us"), (1, 2, "0us"), (2, 3, "0.5us"), (3, 0, "2us")] {
+        links.push(format!(
+            "{{ a = \"s{a}\", b = \"s{b}\", rate = \"10Gbps\", delay = \"{d}\" }}"
+        ));
+    }
+    format!(
+        r#"
+name = "ring"
+seed = 7
+
+[topology]
+kind = "explicit"
+hosts = [{}]
+switches = ["s0", "s1", "s2", "s3"]
+links = [
+  {}
+]
+
+[network]
+load_balancing = "spray"
+switch_queue = {{ kind = "ecn", k_packets = 20 }}
+shared_buffer = {{ bytes = 300000, alpha = 1.0 }}
+
+[transport]
+protocol = "dctcp"
+
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.6
+flows = 400
+
+[output]
+queue_sample_interval = "20us"
+sample_host_queues = true
+{extra}
+"#,
+        hosts.join(", "),
+        links.join(",\n  ")
+    )
+}
+
+/// Run `toml` on `threads` threads; whether it really split.
+fn run_on(toml: &str, threads: usize) -> (RunOutput, bool) {
+    let mut exp = prepare(toml);
+    exp.threads = threads;
+    let split = threads > 1 && !exp.warnings.iter().any(|w| w.starts_with("run.threads:"));
+    let out = exp.run(None).expect("runs");
+    assert_conserved(&out);
+    (out, split)
+}
+
+/// Everything a run reports that cannot depend on the machine.
+fn same(a: &RunOutput, b: &RunOutput, what: &str) {
+    assert_eq!(a.flows, b.flows, "{what}: flows");
+    assert_eq!(a.events, b.events, "{what}: events");
+    assert_eq!(a.sim_time, b.sim_time, "{what}: simulated time");
+    assert_eq!(a.counters, b.counters, "{what}: counters");
+    assert_eq!(
+        a.protocol_counters, b.protocol_counters,
+        "{what}: protocol counters"
+    );
+    assert_eq!(a.queue_samples, b.queue_samples, "{what}: queue samples");
+    assert_eq!(a.stop_reason, b.stop_reason, "{what}: stop reason");
+}
+
+#[test]
+fn a_ring_with_a_zero_delay_link_gives_the_serial_run_on_any_thread_count() {
+    let toml = ring("");
+    let (serial, _) = run_on(&toml, 1);
+    assert_eq!(serial.stop_reason, "all_flows_done");
+    assert!(serial.counters.ecn_marked > 0, "no congestion to speak of");
+    for threads in [2, 3, 8] {
+        let (out, split) = run_on(&toml, threads);
+        assert!(split, "{threads} threads: the run did not split");
+        same(&serial, &out, &format!("{threads} threads"));
+    }
+}
+
+#[test]
+fn limits_stop_a_split_run_where_they_stop_the_serial_one() {
+    for extra in ["[run]\ntime_limit = \"3ms\"", "[run]\nevent_limit = 200000"] {
+        let toml = ring(extra);
+        let (serial, _) = run_on(&toml, 1);
+        assert_ne!(serial.stop_reason, "all_flows_done", "{extra}");
+        let (out, split) = run_on(&toml, 2);
+        assert!(split);
+        same(&serial, &out, extra);
+    }
+}
+
+#[test]
+fn zero_threads_is_an_error_naming_the_field() {
+    let cfg = pktsim::config::Config::from_toml_str(&ring("[run]\nthreads = 0"), "<test>")
+        .expect("parses");
+    let e = cfg
+        .prepare(std::path::Path::new("."))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("run.threads"), "{e}");
+}
