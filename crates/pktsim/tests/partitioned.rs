@@ -9,8 +9,9 @@ use pktsim::metrics::RunOutput;
 /// Four switches in a ring with three hosts each. s1-s2 has no delay, so
 /// s1 and s2 (with their hosts) are one piece; the other ring links are
 /// cut. Every pair of switches two hops apart has two equal-cost paths,
-/// which spraying picks between at random.
-fn ring(extra: &str) -> String {
+/// which spraying picks between at random. `network` is added to the
+/// `[network]` table, `extra` at the end.
+fn ring(network: &str, extra: &str) -> String {
     let mut hosts = Vec::new();
     let mut links = Vec::new();
     for s in 0..4 {
@@ -43,7 +44,7 @@ links = [
 [network]
 load_balancing = "spray"
 switch_queue = {{ kind = "ecn", k_packets = 20 }}
-shared_buffer = {{ bytes = 300000, alpha = 1.0 }}
+{network}
 
 [transport]
 protocol = "dctcp"
@@ -52,7 +53,7 @@ protocol = "dctcp"
 kind = "poisson"
 cdf = "websearch"
 load = 0.6
-flows = 400
+flows = 200
 
 [output]
 queue_sample_interval = "20us"
@@ -60,7 +61,7 @@ sample_host_queues = true
 {extra}
 "#,
         hosts.join(", "),
-        links.join(",\n  ")
+        links.join(",\n  "),
     )
 }
 
@@ -90,21 +91,58 @@ fn same(a: &RunOutput, b: &RunOutput, what: &str) {
 
 #[test]
 fn a_ring_with_a_zero_delay_link_gives_the_serial_run_on_any_thread_count() {
-    let toml = ring("");
+    let toml = ring(SHARED, "");
     let (serial, _) = run_on(&toml, 1);
     assert_eq!(serial.stop_reason, "all_flows_done");
     assert!(serial.counters.ecn_marked > 0, "no congestion to speak of");
+    same_on_2_3_and_8_threads(&toml, &serial);
+}
+
+const SHARED: &str = "shared_buffer = { bytes = 300000, alpha = 1.0 }";
+
+fn same_on_2_3_and_8_threads(toml: &str, serial: &RunOutput) {
     for threads in [2, 3, 8] {
-        let (out, split) = run_on(&toml, threads);
+        let (out, split) = run_on(toml, threads);
         assert!(split, "{threads} threads: the run did not split");
-        same(&serial, &out, &format!("{threads} threads"));
+        same(serial, &out, &format!("{threads} threads"));
+    }
+}
+
+/// The switch stage across cuts: deflection (random streams per switch)
+/// and FastLane (notices back to senders in other groups, a notice
+/// bucket per port), with buffers small enough that they act.
+#[test]
+fn deflection_and_fastlane_give_the_serial_run_on_any_thread_count() {
+    for (network, acted) in [
+        (
+            "switch_buffer_bytes = 30000\nrefusal = \"deflect\"",
+            "deflected",
+        ),
+        (
+            "switch_buffer_bytes = 30000\nrefusal = \"deflect_two_admitting\"",
+            "deflected",
+        ),
+        (
+            "switch_buffer_bytes = 30000\n[network.fastlane]\nbuffer_cap = 0.1",
+            "fastlane_notices_made",
+        ),
+    ] {
+        let toml = ring(network, "");
+        let (serial, _) = run_on(&toml, 1);
+        let n = if acted == "deflected" {
+            serial.counters.deflected
+        } else {
+            serial.protocol_counters[acted]
+        };
+        assert!(n > 0, "{network}: the switch stage never acted");
+        same_on_2_3_and_8_threads(&toml, &serial);
     }
 }
 
 #[test]
 fn limits_stop_a_split_run_where_they_stop_the_serial_one() {
     for extra in ["[run]\ntime_limit = \"3ms\"", "[run]\nevent_limit = 200000"] {
-        let toml = ring(extra);
+        let toml = ring(SHARED, extra);
         let (serial, _) = run_on(&toml, 1);
         assert_ne!(serial.stop_reason, "all_flows_done", "{extra}");
         let (out, split) = run_on(&toml, 2);
@@ -115,7 +153,7 @@ fn limits_stop_a_split_run_where_they_stop_the_serial_one() {
 
 #[test]
 fn zero_threads_is_an_error_naming_the_field() {
-    let cfg = pktsim::config::Config::from_toml_str(&ring("[run]\nthreads = 0"), "<test>")
+    let cfg = pktsim::config::Config::from_toml_str(&ring(SHARED, "[run]\nthreads = 0"), "<test>")
         .expect("parses");
     let e = cfg
         .prepare(std::path::Path::new("."))

@@ -59,22 +59,22 @@ impl Network {
     }
 
     /// Whether this copy can run as one group of a partitioned run: its
-    /// switch stage keeps no state across nodes (no refusal hook, no
-    /// plug-in). The reason when it cannot.
+    /// switch stage keeps its state per node or port
+    /// ([`RefusalHook::splits`]). The reason when it cannot.
     pub fn partition_blocker(&self) -> Option<&'static str> {
-        if self.plugin.is_some() {
-            Some("a switch-stage plug-in (FastLane)")
-        } else if self.hook.is_some() {
-            Some("a refusal behaviour other than drop (deflection, trimming)")
-        } else {
-            None
+        // Plug-ins keep no state of their own during a run (their queues
+        // are the ports', their hook is below).
+        match &self.hook {
+            Some(h) if !h.splits() => Some("a refusal hook whose state is not per node"),
+            _ => None,
         }
     }
 
     /// Move into this copy the state `other` holds for the nodes
     /// `theirs(node)` says it held (its ports, the inboxes of the links
-    /// into them, their shared buffers, NIC bookkeeping, random streams
-    /// and round-robin counters), and add its records to these. `src_of`
+    /// into them, their shared buffers, NIC bookkeeping, random streams,
+    /// round-robin counters and refusal-hook state), and add its records
+    /// and counts to these. `src_of`
     /// gives a flow's source host (whose group kept the flow's NIC
     /// bookkeeping). Afterwards no link of this copy is remote.
     pub fn absorb(
@@ -112,6 +112,17 @@ impl Network {
             }
         }
         self.egress.absorb(&mut other.egress, theirs);
+        let owners: Vec<NodeId> = self.ports.iter().map(|p| p.owner).collect();
+        if let (Some(mine), Some(o)) = (self.hook.as_mut(), other.hook.as_mut()) {
+            let port = |p: PortId| theirs(owners[p.idx()]);
+            mine.absorb(
+                o.as_mut(),
+                &crate::net::switch::Theirs {
+                    node: theirs,
+                    port: &port,
+                },
+            );
+        }
         for p in &mut self.ports {
             p.remote = false;
         }

@@ -19,7 +19,9 @@
 //! has just refused the packet), which is what re-offering it would do.
 
 use crate::engine::{Rng, RngStreams};
-use crate::net::switch::refusal::{RefusalHook, Refused, SwitchView, Verdict};
+use crate::net::switch::refusal::{
+    absorb_node_streams, same_hook, RefusalHook, Refused, SwitchView, Theirs, Verdict,
+};
 use crate::packet::{Packet, PortId};
 
 /// Deflect to the less occupied of two random switch-facing ports.
@@ -105,5 +107,16 @@ impl RefusalHook for TwoChoiceDeflection {
             Some((p, _)) => Verdict::Deflect(p),
             None => Verdict::Drop,
         }
+    }
+    fn splits(&self) -> bool {
+        true
+    }
+    fn absorb(&mut self, other: &mut dyn RefusalHook, theirs: &Theirs) {
+        if let Some(o) = same_hook::<Self>(other) {
+            absorb_node_streams(&mut self.rng, &mut o.rng, theirs);
+        }
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 }

@@ -33,9 +33,9 @@ use crate::net::network::Network;
 use crate::net::port::Port;
 use crate::net::queue::{NoticeLane, Queue, TokenBucket};
 use crate::net::switch::{
-    notice_to_source, RefusalHook, Refused, SwitchPlugin, SwitchView, Verdict,
+    notice_to_source, same_hook, RefusalHook, Refused, SwitchPlugin, SwitchView, Theirs, Verdict,
 };
-use crate::packet::{flags, Packet, PacketKind};
+use crate::packet::{flags, Packet, PacketKind, PortId};
 use crate::time::{Rate, Time};
 use serde::{Deserialize, Serialize};
 
@@ -265,6 +265,28 @@ impl RefusalHook for FastLaneHook {
             ),
             ("fastlane_silent_buffer_cap", self.counts.silent_buffer),
         ]
+    }
+
+    fn splits(&self) -> bool {
+        true
+    }
+
+    fn absorb(&mut self, other: &mut dyn RefusalHook, theirs: &Theirs) {
+        let Some(o) = same_hook::<Self>(other) else {
+            return;
+        };
+        for (i, (a, b)) in self.generation.iter_mut().zip(&o.generation).enumerate() {
+            if (theirs.port)(PortId(i as u32)) {
+                *a = *b;
+            }
+        }
+        self.counts.made += o.counts.made;
+        self.counts.silent_bandwidth += o.counts.silent_bandwidth;
+        self.counts.silent_buffer += o.counts.silent_buffer;
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 }
 

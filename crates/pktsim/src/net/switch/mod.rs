@@ -29,5 +29,6 @@ pub use egress::{Egress, LoadBalancing};
 pub use fastlane::{FastLane, FastLaneConfig, FastLaneHook};
 pub use plugin::SwitchPlugin;
 pub use refusal::{
-    notice_to_source, RandomDeflection, Refusal, RefusalHook, Refused, SwitchView, Verdict,
+    notice_to_source, same_hook, RandomDeflection, Refusal, RefusalHook, Refused, SwitchView,
+    Theirs, Verdict,
 };

@@ -136,6 +136,44 @@ pub trait RefusalHook: Send {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// Whether the hook's state is kept per node or per port, so that a
+    /// partitioned run can give each group a copy ([`RefusalHook::absorb`]
+    /// gathers them). Default: no (runs with the hook stay on one thread).
+    fn splits(&self) -> bool {
+        false
+    }
+    /// Take from `other`, this hook's copy in another group of a
+    /// partitioned run, the state of the nodes and ports `theirs` selects,
+    /// and add its counts. Called only on hooks that split.
+    fn absorb(&mut self, _other: &mut dyn RefusalHook, _theirs: &Theirs) {}
+    /// The hook as [`std::any::Any`], for [`RefusalHook::absorb`] to reach
+    /// its copy's state. Default: `None`.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
+}
+
+/// What another group of a partitioned run held: by node, and by port
+/// (a port is its owner's).
+pub struct Theirs<'a> {
+    /// Whether the other group held `node`.
+    pub node: &'a dyn Fn(NodeId) -> bool,
+    /// Whether the other group held port `p`.
+    pub port: &'a dyn Fn(PortId) -> bool,
+}
+
+/// The copy of `other` as the hook type `H`, for [`RefusalHook::absorb`].
+pub fn same_hook<H: 'static>(other: &mut dyn RefusalHook) -> Option<&mut H> {
+    other.as_any_mut()?.downcast_mut::<H>()
+}
+
+/// Swap the per-node random streams of the nodes `theirs` selects.
+pub(crate) fn absorb_node_streams(mine: &mut [Rng], other: &mut [Rng], theirs: &Theirs) {
+    for (i, (a, b)) in mine.iter_mut().zip(other.iter_mut()).enumerate() {
+        if (theirs.node)(NodeId(i as u32)) {
+            std::mem::swap(a, b);
+        }
+    }
 }
 
 /// Read-only view of one node's ports for a [`RefusalHook`].
@@ -186,6 +224,9 @@ impl RefusalHook for Always {
     fn on_refused(&mut self, _at: &Refused, _pkt: &Packet, _view: &SwitchView) -> Verdict {
         self.0
     }
+    fn splits(&self) -> bool {
+        true
+    }
 }
 
 /// DIBS-style deflection: a uniformly random switch-facing port of the same
@@ -225,5 +266,16 @@ impl RefusalHook for RandomDeflection {
         }
         let i = self.rng[at.node.idx()].below(self.candidates.len() as u64) as usize;
         Verdict::Deflect(self.candidates[i])
+    }
+    fn splits(&self) -> bool {
+        true
+    }
+    fn absorb(&mut self, other: &mut dyn RefusalHook, theirs: &Theirs) {
+        if let Some(o) = same_hook::<Self>(other) {
+            absorb_node_streams(&mut self.rng, &mut o.rng, theirs);
+        }
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 }
