@@ -156,7 +156,7 @@ pub struct EpochProtocol {
     /// receiver table.
     slots: FlowSlots,
     /// Schedules on the wire (see [`Mailbox`]).
-    schedules: Mailbox<Schedule>,
+    schedules: std::sync::Arc<Mailbox<Schedule>>,
 }
 
 /// One host's state: its due packets, the flows it sends and receives, its
@@ -189,7 +189,7 @@ impl EpochProtocol {
             arbiter: NodeId(0),
             n_hosts: 0,
             slots: FlowSlots::default(),
-            schedules: Mailbox::default(),
+            schedules: Default::default(),
         }
     }
 
@@ -372,7 +372,6 @@ impl HostProtocol for EpochProtocol {
         self.epoch = Duration::from_ps(twice.ps() / 2);
         self.spacing = Duration::from_ps(self.epoch.ps() / es);
         self.slots = FlowSlots::new(env);
-        self.schedules = Mailbox::default();
         Ok(())
     }
 
@@ -442,6 +441,14 @@ impl HostProtocol for EpochProtocol {
             T_REREQ => self.on_rereq(h, ctx, FlowId(id)),
             _ => debug_assert!(false, "unknown Fastpass timer"),
         }
+    }
+
+    fn copy_for_group(&self) -> Option<Self> {
+        // Hosts share nothing but packets and the mailbox their schedules
+        // ride in, which the copies share (the arbiter is its host's).
+        let mut copy = EpochProtocol::new(self.params.clone());
+        copy.schedules = self.schedules.clone();
+        Some(copy)
     }
 }
 

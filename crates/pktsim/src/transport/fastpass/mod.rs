@@ -334,7 +334,7 @@ pub struct FastpassProtocol {
     /// receiver table.
     slots: FlowSlots,
     /// Requests and allocations on the wire (see [`Mailbox`]).
-    mailbox: Mailbox<Msg>,
+    mailbox: std::sync::Arc<Mailbox<Msg>>,
     /// Set before the run: every host logs the data packets it sends
     /// ([`FastpassHost::data_log`], tests).
     pub log_data: bool,
@@ -369,7 +369,7 @@ impl FastpassProtocol {
             slot: Duration::ZERO,
             arbiter: NodeId(0),
             slots: FlowSlots::default(),
-            mailbox: Mailbox::default(),
+            mailbox: Default::default(),
             log_data: false,
         }
     }
@@ -813,7 +813,6 @@ impl HostProtocol for FastpassProtocol {
             .unwrap_or_else(|| env.host_rate(NodeId(0)).tx_time((f.mss + f.header) as u64));
         self.arbiter = self.params.arbiter.unwrap_or(NodeId(n.saturating_sub(1)));
         self.slots = FlowSlots::new(env);
-        self.mailbox = Mailbox::default();
         Ok(())
     }
 
@@ -900,6 +899,15 @@ impl HostProtocol for FastpassProtocol {
             T_OUT => self.flush(h, ctx),
             _ => debug_assert!(false, "unknown Fastpass timer"),
         }
+    }
+
+    fn copy_for_group(&self) -> Option<Self> {
+        // Hosts share nothing but packets and the mailbox their messages
+        // ride in, which the copies share (the arbiter is its host's).
+        let mut copy = FastpassProtocol::new(self.params.clone());
+        copy.mailbox = self.mailbox.clone();
+        copy.log_data = self.log_data;
+        Some(copy)
     }
 }
 
