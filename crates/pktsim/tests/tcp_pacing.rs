@@ -189,6 +189,28 @@ fn paced_gaps_are_packet_size_over_rate_in_slow_start_and_after() {
 }
 
 #[test]
+fn with_a_handshake_the_first_window_is_paced_too() {
+    // The SYN-ACK gives the first RTT sample (a 40-byte round trip), so
+    // the first data packets leave at 200 % of IW / that RTT, not at line
+    // rate.
+    let (out, seen) = run_tapped(&config("fq", "handshake = true"), keep_all());
+    assert!(out.flows[0].fct().is_some());
+    let rate = Rate::gbps(10);
+    let ctrl_rtt: u64 = [1u64, 10, 1]
+        .iter()
+        .map(|&d| 2 * (Duration::from_us(d).ps() + rate.tx_time(HEADER).ps()))
+        .sum();
+    let want = (MSS + HEADER) as f64 * ctrl_rtt as f64 * 100.0 / (200 * W * MSS) as f64;
+    let first = gaps(&seen, 0..W - 1);
+    assert_eq!(first.len() as u64, W - 1);
+    for x in &first {
+        let err = (x.handed / want - 1.0).abs();
+        assert!(err < 0.01, "gap {} ps vs {want:.0} ps", x.handed);
+        assert_eq!(x.arrival, x.handed);
+    }
+}
+
+#[test]
 fn pacing_off_lists_no_pacing_counter_and_changes_nothing() {
     let (a, _) = run_tapped(&config("off", ""), keep_all());
     let plain = config("off", "").replace("pacing = \"off\"\n", "");

@@ -13,8 +13,8 @@
 //! Simplifications common to datacenter simulators (pFabric's and pHost's
 //! ns-2 baselines do the same): by default no handshake, data flows from
 //! t = start (`handshake = true` opens flows with SYN, SYN-ACK,
-//! [`handshake`]); the receiver ACKs every packet (no delayed ACKs); windows in bytes; header
-//! bytes do not grow with options. An ACK carries one SACK block (the one
+//! [`handshake`]); the receiver ACKs every packet (no delayed ACKs);
+//! windows in bytes; header bytes do not grow with options. An ACK carries one SACK block (the one
 //! holding the segment that triggered it, RFC 2018 §4's first block), its
 //! edges counted in MSS from the cumulative ACK (exact: segments are
 //! MSS-aligned), and the receive window scaled as in RFC 7323 §2.

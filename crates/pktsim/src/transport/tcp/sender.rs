@@ -804,6 +804,7 @@ impl Sender {
 mod tests {
     use super::*;
     use crate::transport::tcp::newreno::NewReno;
+    use crate::transport::tcp::pacing::Pacing;
 
     const M: u64 = 1000;
 
@@ -1144,6 +1145,91 @@ mod tests {
         a.window_edge = M + 5 * M;
         s.on_ack(t(10), a);
         assert_eq!(pump(&mut s, t(10)), vec![5 * M]);
+    }
+
+    #[test]
+    fn a_handshake_holds_data_backs_off_the_syn_and_starts_the_rto_per_rfc_6298() {
+        // Clean handshake: no data before the SYN-ACK, which gives the
+        // first RTT sample (20 us: RTO = 3 × 20 = 60 us, floored at 200 us).
+        let mut s = sender(false, 100 * M);
+        s.connect(t(0));
+        assert!(pump(&mut s, t(0)).is_empty());
+        assert_eq!(s.rto_deadline, t(1000));
+        assert!(s.on_synack(t(20), t(0), false, false));
+        assert_eq!(s.rtt().srtt(), Some(Duration::from_us(20)));
+        assert_eq!(s.rtt().rto(), Duration::from_us(200));
+        assert_eq!(pump(&mut s, t(20)).len(), 4);
+        // A duplicate SYN-ACK does nothing.
+        assert!(!s.on_synack(t(30), t(0), true, false));
+
+        // Two lost SYNs: 1 ms, then 2 ms (RFC 6298 §5.5); data then starts
+        // with RTO = max(initial, 3 s) clamped to max_rto = 100 ms, and no
+        // sample (Karn).
+        let mut s = sender(false, 100 * M);
+        s.connect(t(0));
+        s.on_syn_timeout(t(1000));
+        assert_eq!(s.rto_deadline, t(3000));
+        s.on_syn_timeout(t(3000));
+        assert_eq!(s.rto_deadline, t(7000));
+        assert_eq!(s.connecting().map(|c| c.retransmits), Some(2));
+        assert!(s.on_synack(t(3020), t(3000), false, false));
+        assert_eq!(s.rtt().srtt(), None);
+        assert_eq!(s.rtt().rto(), Duration::from_ms(100));
+        pump(&mut s, t(3020));
+        assert_eq!(s.rto_deadline, t(3020) + Duration::from_ms(100));
+        // With a larger max_rto the RFC's 3 s holds.
+        let mut c = cfg(false);
+        c.max_rto = Duration::from_ms(60_000);
+        let mut s = Sender::new(M, M, c, Cc::NewReno(NewReno::default()), 1_000_000);
+        s.connect(t(0));
+        s.on_syn_timeout(t(1000));
+        assert!(s.on_synack(t(1020), t(1000), false, true));
+        assert_eq!(s.rtt().rto(), Duration::from_ms(3000));
+        assert!(s.ecn_ok());
+
+        // A retransmitted SYN-ACK for an unretransmitted SYN: no sample,
+        // the RTO stays the initial one; ECN refused.
+        let mut s = sender(false, 100 * M);
+        s.connect(t(0));
+        assert!(s.on_synack(t(1020), t(0), true, false));
+        assert_eq!(s.rtt().srtt(), None);
+        assert_eq!(s.rtt().rto(), Duration::from_us(1000));
+        assert!(!s.ecn_ok());
+    }
+
+    #[test]
+    fn pacing_spaces_packets_after_the_first_sample_and_keeps_the_window_growing() {
+        let mut c = cfg(false);
+        c.pacing = Some(Pacing::default());
+        let mut s = Sender::new(100 * M, M, c, Cc::NewReno(NewReno::default()), 1_000_000);
+        // No RTT sample yet: not paced.
+        assert_eq!(pump(&mut s, t(0)).len(), 4);
+        s.on_paced(t(0), M);
+        assert_eq!(s.pace_wait(t(0)), None);
+        // The first ACK samples 100 us: cwnd 5000 B, slow start at 200 %:
+        // 1000 B every 10 us.
+        s.on_ack(t(100), ack(M, None, t(0)));
+        assert_eq!(s.w.cwnd, 5 * M);
+        s.begin_pass();
+        let seg = s.next_segment().expect("window open");
+        s.on_sent(seg, t(100));
+        s.on_paced(t(100), M);
+        assert_eq!(s.pace_wait(t(100)), Some(t(110)));
+        assert_eq!(s.pace_wait(t(110)), None);
+        // Held by pacing with data to send: counts as window-limited, so
+        // the next ACK grows the window (slow start).
+        s.on_paced_stop();
+        s.on_ack(t(101), ack(2 * M, None, t(0)));
+        assert_eq!(s.w.cwnd, 6 * M);
+        // A late send starts a new spacing from its own time.
+        s.on_paced(t(500), M);
+        assert!(s.pace_wait(t(500)).is_some_and(|at| at > t(500)));
+        // Unpaced senders are never held.
+        let mut u = sender(false, 100 * M);
+        pump(&mut u, t(0));
+        u.on_ack(t(100), ack(M, None, t(0)));
+        u.on_paced(t(100), M);
+        assert_eq!(u.pace_wait(t(100)), None);
     }
 
     #[test]
