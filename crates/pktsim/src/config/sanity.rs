@@ -176,6 +176,7 @@ pub fn check_timers(t: &TransportConfig) -> Result<()> {
     let min = timeout("transport.min_rto", &c.min_rto)?;
     let initial = timeout("transport.initial_rto", &c.initial_rto)?;
     let max = timeout("transport.max_rto", &c.max_rto)?;
+    timeout("transport.syn_fallback_rto", &c.syn_fallback_rto)?;
     if max < min {
         return Err(Error::config(
             "transport.max_rto",

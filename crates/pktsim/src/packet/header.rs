@@ -22,6 +22,10 @@ pub mod flags {
     /// was refused (FastLane-style notification). It carries the refused
     /// packet's header, flow and original direction swapped.
     pub const NOTICE: u8 = 1 << 6;
+    /// Congestion window reduced (TCP's CWR bit). Only the ECN-setup SYN
+    /// sets it here, with ECE (RFC 3168 §6.1.1); the data path's ECN
+    /// reaction does not use it.
+    pub const CWR: u8 = 1 << 7;
 }
 
 /// What kind of packet this is, for counters and the conservation check.

@@ -2,6 +2,7 @@
 //! `"dctcp"`, `"cubic"`), their defaults (written once, here) and their
 //! validation into [`TcpParams`].
 
+use super::pacing::{Pacing, PacingMode, DEFAULT_CA_RATIO, DEFAULT_SS_RATIO};
 use super::reorder::RankMarking;
 use super::{TcpParams, TimerMode, Variant, DEFAULT_NIC_LIMIT, DEFAULT_RCV_WINDOW};
 use crate::error::{Error, Result};
@@ -69,6 +70,49 @@ pub struct TcpConfig {
     /// [INFER]: about one base RTT of a 10 Gbit/s fat tree).
     #[serde(skip_serializing_if = "is_default_notice_base")]
     pub notice_retx_base: String,
+    /// Sender pacing: `"off"` (default) or `"fq"` (Linux TCP pacing with
+    /// the fq qdisc, [`super::pacing`]). Written to the resolved config only
+    /// when on, as are the ratios and the handshake settings below, so that
+    /// runs without them keep their resolved config (and its hash).
+    #[serde(skip_serializing_if = "is_off")]
+    pub pacing: PacingMode,
+    /// Pacing rate in slow start (cwnd < ssthresh / 2), percent of cwnd /
+    /// srtt (Linux's `tcp_pacing_ss_ratio`, default 200).
+    #[serde(skip_serializing_if = "is_default_ss_ratio")]
+    pub pacing_ss_ratio: i64,
+    /// Pacing rate otherwise, percent of cwnd / srtt (Linux's
+    /// `tcp_pacing_ca_ratio`, default 120).
+    #[serde(skip_serializing_if = "is_default_ca_ratio")]
+    pub pacing_ca_ratio: i64,
+    /// Open every flow with a three-way handshake (default off,
+    /// [`super::handshake`]).
+    #[serde(skip_serializing_if = "is_false")]
+    pub handshake: bool,
+    /// The data RTO after a SYN retransmission, if `initial_rto` is below
+    /// it (RFC 6298 §5.7; default "3s", the RFC's value; clamped to
+    /// `max_rto`).
+    #[serde(skip_serializing_if = "is_default_syn_fallback")]
+    pub syn_fallback_rto: String,
+}
+
+fn is_off(m: &PacingMode) -> bool {
+    *m == PacingMode::Off
+}
+fn is_default_ss_ratio(r: &i64) -> bool {
+    *r == DEFAULT_SS_RATIO as i64
+}
+fn is_default_ca_ratio(r: &i64) -> bool {
+    *r == DEFAULT_CA_RATIO as i64
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// RFC 6298 §5.7's data RTO after a lost SYN.
+const DEFAULT_SYN_FALLBACK_RTO: &str = "3s";
+
+fn is_default_syn_fallback(s: &String) -> bool {
+    s == DEFAULT_SYN_FALLBACK_RTO
 }
 
 fn is_default_rank(r: &RankMarking) -> bool {
@@ -106,6 +150,11 @@ impl Default for TcpConfig {
             fast_retransmit: true,
             notice_reduces_window: true,
             notice_retx_base: DEFAULT_NOTICE_RETX_BASE.into(),
+            pacing: PacingMode::Off,
+            pacing_ss_ratio: DEFAULT_SS_RATIO as i64,
+            pacing_ca_ratio: DEFAULT_CA_RATIO as i64,
+            handshake: false,
+            syn_fallback_rto: DEFAULT_SYN_FALLBACK_RTO.into(),
         }
     }
 }
@@ -151,7 +200,28 @@ impl TcpConfig {
             fast_retransmit: self.fast_retransmit,
             notice_reduces_window: self.notice_reduces_window,
             notice_retx_base: dur(&self.notice_retx_base, "notice_retx_base")?,
+            pacing: match self.pacing {
+                PacingMode::Off => None,
+                PacingMode::Fq => Some(Pacing {
+                    ss_ratio: ratio(self.pacing_ss_ratio, "pacing_ss_ratio")?,
+                    ca_ratio: ratio(self.pacing_ca_ratio, "pacing_ca_ratio")?,
+                }),
+            },
+            handshake: self.handshake,
+            syn_fallback_rto: dur(&self.syn_fallback_rto, "syn_fallback_rto")?,
         };
+        if p.pacing.is_none() {
+            // Checked also when pacing is off, so that a bad value is
+            // reported where it is written, not when pacing is turned on.
+            ratio(self.pacing_ss_ratio, "pacing_ss_ratio")?;
+            ratio(self.pacing_ca_ratio, "pacing_ca_ratio")?;
+        }
+        if p.syn_fallback_rto.ps() == 0 {
+            return Err(Error::config(
+                "transport.syn_fallback_rto",
+                "must be positive",
+            ));
+        }
         if p.rcv_window == 0 || p.rcv_window > 1 << 30 {
             return Err(Error::config(
                 "transport.rcv_window_bytes",
@@ -185,6 +255,21 @@ impl TcpConfig {
             }
         }
         Ok(p)
+    }
+}
+
+/// A pacing ratio: a whole percentage of cwnd / srtt, from 1 to 10,000.
+fn ratio(v: i64, field: &str) -> Result<u32> {
+    if (1..=10_000).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(Error::config(
+            format!("transport.{field}"),
+            format!(
+                "must be a whole percentage of cwnd / srtt between 1 and 10000 \
+                 (Linux's tcp_{field}; defaults 200 and 120), got {v}"
+            ),
+        ))
     }
 }
 

@@ -7,6 +7,7 @@
 use crate::packet::FlowId;
 use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::receiver::AckReceiver;
+use crate::transport::tcp::handshake::Passive;
 use crate::transport::tcp::reorder::Resequencer;
 use crate::transport::tcp::sender::{Sender, SenderStats};
 
@@ -23,6 +24,8 @@ pub(super) struct FlowTx {
     pub rto: LazyTimer,
     /// The pending notice-throttle event (FastLane).
     pub notice: LazyTimer,
+    /// The pending pacing release event (paced runs).
+    pub pace: LazyTimer,
     /// In the host's NIC waiting list.
     pub waiting: bool,
 }
@@ -37,6 +40,8 @@ pub(super) struct Tx<'a> {
     pub rto: &'a mut LazyTimer,
     /// Its pending notice-throttle event.
     pub notice: &'a mut LazyTimer,
+    /// Its pending pacing release event.
+    pub pace: &'a mut LazyTimer,
     /// Whether it is in the NIC waiting list.
     pub waiting: &'a mut bool,
     /// The host's NIC waiting list.
@@ -54,6 +59,16 @@ pub(super) struct Counts {
     pub nic_waits: u64,
     /// An RTO put off because the flow's data was still in its NIC.
     pub rto_deferred: u64,
+    /// SYNs sent, retransmissions included (at the source).
+    pub syn_sent: u64,
+    /// SYN retransmissions.
+    pub syn_retransmits: u64,
+    /// SYN-ACKs sent, retransmissions included (at the destination).
+    pub synack_sent: u64,
+    /// SYN-ACK retransmissions (timer or duplicate SYN).
+    pub synack_retransmits: u64,
+    /// Pacing held a flow's next packet back and armed its release timer.
+    pub pacing_delays: u64,
 }
 
 /// The TCP state of one host.
@@ -70,19 +85,26 @@ pub struct TcpHost {
     pub(super) rx: Vec<AckReceiver>,
     /// Their ordering shims (empty unless `reorder_window` is set).
     pub(super) reseq: Vec<Resequencer>,
+    /// Their handshake states (empty unless `handshake` is on).
+    pub(super) passive: Vec<Passive>,
     pub(super) counts: Counts,
 }
 
 impl TcpHost {
     /// A host sending `n_send` flows and receiving `n_recv`, with ordering
-    /// shims if `reorder`.
-    pub(super) fn new(n_send: usize, n_recv: usize, reorder: bool) -> Self {
+    /// shims if `reorder` and handshake states if `handshake`.
+    pub(super) fn new(n_send: usize, n_recv: usize, reorder: bool, handshake: bool) -> Self {
         TcpHost {
             tx: (0..n_send).map(|_| FlowTx::default()).collect(),
             nic_waiting: Vec::new(),
             rx: vec![AckReceiver::default(); n_recv],
             reseq: if reorder {
                 vec![Resequencer::default(); n_recv]
+            } else {
+                Vec::new()
+            },
+            passive: if handshake {
+                vec![Passive::default(); n_recv]
             } else {
                 Vec::new()
             },
@@ -97,12 +119,14 @@ impl TcpHost {
             sender,
             rto,
             notice,
+            pace,
             waiting,
         } = self.tx.get_mut(slot)?;
         Some(Tx {
             s: sender.as_mut()?,
             rto,
             notice,
+            pace,
             waiting,
             nic_waiting: &mut self.nic_waiting,
             counts: &mut self.counts,

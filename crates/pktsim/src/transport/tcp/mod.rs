@@ -11,9 +11,10 @@
 //! side with its destination; the two ends talk only through packets.
 //!
 //! Simplifications common to datacenter simulators (pFabric's and pHost's
-//! ns-2 baselines do the same): no handshake, data flows from t = start; the
-//! receiver ACKs every packet (no delayed ACKs); windows in bytes; header
-//! bytes do not grow with options. An ACK carries one SACK block (the one
+//! ns-2 baselines do the same): by default no handshake, data flows from
+//! t = start (`handshake = true` opens flows with SYN, SYN-ACK,
+//! [`handshake`]); the receiver ACKs every packet (no delayed ACKs);
+//! windows in bytes; header bytes do not grow with options. An ACK carries one SACK block (the one
 //! holding the segment that triggered it, RFC 2018 §4's first block), its
 //! edges counted in MSS from the cumulative ACK (exact: segments are
 //! MSS-aligned), and the receive window scaled as in RFC 7323 §2.
@@ -23,13 +24,20 @@
 //! there and the NIC buffer has room; otherwise it waits for the NIC to run
 //! dry. A sender thus never builds a standing queue in its own NIC, and its
 //! timers never fire for data that has not left the host.
+//!
+//! Pacing (`pacing = "fq"`, [`pacing`]): a paced flow hands its packets to
+//! the NIC no faster than its pacing rate. A flow that may send but whose
+//! release time has not come keeps one pending timer for that time (at
+//! most one per flow, however many packets wait), and sends when it fires.
 
 pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;
+pub mod handshake;
 pub mod host;
 pub mod newreno;
+pub mod pacing;
 pub mod reorder;
 pub mod rtt;
 pub mod scoreboard;
@@ -42,8 +50,10 @@ use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use cc::{Cc, CongestionControl};
 pub use config::{CubicConfig, DctcpConfig, TcpConfig};
+use handshake::{Passive, PassiveState, CTRL_SYN, CTRL_SYNACK};
 pub use host::TcpHost;
 use host::Tx;
+pub use pacing::{Pacing, PacingMode};
 pub use reorder::RankMarking;
 use sender::{Ack, Sender, SenderConfig};
 pub use sender::{SenderStats, TimerMode};
@@ -54,6 +64,10 @@ const TIMER_RTO: u8 = 0;
 const TIMER_REORDER: u8 = 1;
 /// A throttled FastLane retransmission is due.
 const TIMER_NOTICE: u8 = 2;
+/// A paced flow's next packet may leave.
+const TIMER_PACE: u8 = 3;
+/// The destination's SYN-ACK retransmission timer (handshake).
+const TIMER_SYNACK: u8 = 4;
 
 /// Default receive window: 6 MiB, Linux's `tcp_rmem` maximum. Far above a
 /// datacenter BDP; a WAN path needs it raised to its BDP.
@@ -119,6 +133,12 @@ pub struct TcpParams {
     pub notice_reduces_window: bool,
     /// Ping-pong throttle base of FastLane retransmissions.
     pub notice_retx_base: Duration,
+    /// Pacing ratios (`None`: not paced).
+    pub pacing: Option<Pacing>,
+    /// Open every flow with a three-way handshake.
+    pub handshake: bool,
+    /// RFC 6298 §5.7: the data RTO after a SYN retransmission.
+    pub syn_fallback_rto: Duration,
 }
 
 impl Default for TcpParams {
@@ -206,7 +226,8 @@ impl TcpProtocol {
         let size = spec.size;
         let fmt = ctx.format();
         let full = (fmt.mss + fmt.header) as u64;
-        let ect = s.cc.ecn();
+        let ect = s.cc.ecn() && s.ecn_ok();
+        let paced = self.params.pacing.is_some();
         s.begin_pass();
         loop {
             // Room for a full packet of this flow, and one more packet in
@@ -225,6 +246,18 @@ impl TcpProtocol {
                 }
                 break;
             }
+            if paced {
+                if let Some(at) = s.pace_wait(ctx.now()) {
+                    // One pending release event per flow, however often
+                    // the flow is held back before it fires.
+                    if let Some(at) = t.pace.arm(ctx.now(), at) {
+                        ctx.set_timer(at, f.0, TIMER_PACE);
+                        t.counts.pacing_delays += 1;
+                    }
+                    s.on_paced_stop();
+                    break;
+                }
+            }
             let Some(seg) = s.next_segment() else { break };
             let mut p = ctx.data_packet(f, seg.seq, seg.len, Header::TcpData { seq: seg.seq });
             if ect {
@@ -239,9 +272,156 @@ impl TcpProtocol {
                 .rank
                 .rank(size, seg.seq, seg.retx, s.stats.timeouts);
             s.on_sent(seg, ctx.now());
+            if paced {
+                s.on_paced(ctx.now(), p.size as u64);
+            }
             ctx.send(p);
         }
         sync_timer(t.rto, ctx, f, s);
+    }
+
+    /// Send the SYN of `f` (a retransmission if `retx`): a header-sized
+    /// control packet, an ECN-setup SYN where the controller uses ECN (RFC
+    /// 3168 §6.1.1: ECE and CWR, not ECT).
+    fn send_syn(&self, ctx: &mut Ctx, f: FlowId, t: &mut Tx, retx: bool) {
+        let spec = ctx.flow(f);
+        let (src, dst) = (spec.src, spec.dst);
+        let hdr = ctx.format().header;
+        let syn = Header::Ctrl {
+            kind: CTRL_SYN,
+            a: 0,
+            b: 0,
+        };
+        let mut p = ctx.control_packet(f, src, dst, hdr, syn);
+        if t.s.cc.ecn() {
+            p.flags |= flags::ECE | flags::CWR;
+        }
+        t.counts.syn_sent += 1;
+        if retx {
+            p.flags |= flags::RETX;
+            t.counts.syn_retransmits += 1;
+        }
+        ctx.send(p);
+    }
+
+    /// Send the SYN-ACK of `f` from its destination (receive slot state
+    /// `ps`): echoing the latest SYN's timestamp, ECE if that SYN asked
+    /// for ECN (an ECN-setup SYN-ACK, RFC 3168 §6.1.1), marked as a
+    /// retransmission after the first; its timer restarts.
+    fn send_synack(&self, ctx: &mut Ctx, f: FlowId, ps: &mut Passive, counts: &mut host::Counts) {
+        let spec = ctx.flow(f);
+        let (src, dst) = (spec.dst, spec.src);
+        let hdr = ctx.format().header;
+        let synack = Header::Ctrl {
+            kind: CTRL_SYNACK,
+            a: 0,
+            b: 0,
+        };
+        let mut p = ctx.control_packet(f, src, dst, hdr, synack);
+        p.sent_at = ps.echo;
+        if ps.ecn {
+            p.flags |= flags::ECE;
+        }
+        counts.synack_sent += 1;
+        if ps.sent > 0 {
+            p.flags |= flags::RETX;
+            counts.synack_retransmits += 1;
+        }
+        ps.sent += 1;
+        let now = ctx.now();
+        ps.last_sent = now;
+        ps.deadline = now + ps.rto(self.params.initial_rto, self.params.max_rto);
+        if let Some(at) = ps.timer.arm(now, ps.deadline) {
+            ctx.set_timer(at, f.0, TIMER_SYNACK);
+        }
+        ctx.send(p);
+    }
+
+    /// A SYN reached the flow's destination: answer it (RFC 9293 §3.5),
+    /// once per instant.
+    fn on_syn(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
+        let f = pkt.flow;
+        let j = self.slots.recv(f);
+        let TcpHost {
+            passive, counts, ..
+        } = h;
+        let Some(ps) = passive.get_mut(j) else {
+            debug_assert!(false, "a SYN in a run without handshakes");
+            return;
+        };
+        match ps.state {
+            PassiveState::Listen => {
+                ps.state = PassiveState::SynReceived;
+                ps.ecn = pkt.has(flags::ECE | flags::CWR);
+                ps.echo = pkt.sent_at;
+                self.send_synack(ctx, f, ps, counts);
+            }
+            PassiveState::SynReceived => {
+                // The source's SYN timer fired: its SYN-ACK was lost or is
+                // late. Answer at once, unless one left at this instant
+                // (the SYN-ACK timer may fire at the same time).
+                ps.echo = pkt.sent_at;
+                if ps.last_sent != ctx.now() {
+                    self.send_synack(ctx, f, ps, counts);
+                }
+            }
+            // A late duplicate: the handshake is over.
+            PassiveState::Established => {}
+        }
+    }
+
+    /// The SYN-ACK timer of `f` fired at its destination.
+    fn on_synack_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+        let now = ctx.now();
+        let j = self.slots.recv(f);
+        let TcpHost {
+            passive, counts, ..
+        } = h;
+        let Some(ps) = passive.get_mut(j) else {
+            return;
+        };
+        if !ps.timer.fire(now) || ps.state != PassiveState::SynReceived {
+            return;
+        }
+        if now < ps.deadline {
+            // Restarted by a duplicate SYN since this event was set.
+            if let Some(at) = ps.timer.arm(now, ps.deadline) {
+                ctx.set_timer(at, f.0, TIMER_SYNACK);
+            }
+            return;
+        }
+        // RFC 6298 §5.5: back off, then resend.
+        ps.backoff += 1;
+        self.send_synack(ctx, f, ps, counts);
+    }
+
+    /// A SYN-ACK reached the flow's source: data may flow.
+    fn on_synack(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
+        let f = pkt.flow;
+        let Some(mut t) = h.tx(self.slots.send(f)) else {
+            return;
+        };
+        let done = t.s.on_synack(
+            ctx.now(),
+            pkt.sent_at,
+            pkt.has(flags::RETX),
+            pkt.has(flags::ECE),
+        );
+        if done && !*t.waiting {
+            self.transmit(ctx, f, &mut t);
+        }
+    }
+
+    /// The pacing release time of `f` came.
+    fn on_pace_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+        let Some(mut t) = h.tx(self.slots.send(f)) else {
+            return;
+        };
+        // A flow waiting for its NIC sends when the NIC runs dry instead.
+        if !t.pace.fire(ctx.now()) || t.s.done || *t.waiting {
+            return;
+        }
+        self.transmit(ctx, f, &mut t);
     }
 
     /// A segment is "sent" (RFC 6298 §5.1) when it leaves the host, so the
@@ -287,6 +467,15 @@ impl TcpProtocol {
         };
         if !t.rto.fire(now) {
             // A stale event: a newer one is pending.
+            return;
+        }
+        if t.s.connecting().is_some() {
+            // The SYN's timer: resend the SYN, backed off.
+            if now >= t.s.rto_deadline {
+                t.s.on_syn_timeout(now);
+                self.send_syn(ctx, f, &mut t, true);
+            }
+            sync_timer(t.rto, ctx, f, t.s);
             return;
         }
         if t.s.done || t.s.rto_deadline == Time::MAX {
@@ -340,6 +529,11 @@ impl TcpProtocol {
     /// A data packet reached TCP at the flow's destination (receive slot
     /// `j`): take it in and answer with an ACK.
     fn on_data(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet, seq: u64, j: usize) {
+        if let Some(ps) = h.passive.get_mut(j) {
+            // The handshake's ACK travels with the first data (RFC 9293
+            // §3.5): the SYN-ACK timer stops.
+            ps.state = PassiveState::Established;
+        }
         let r = &mut h.rx[j];
         let end = seq + pkt.payload as u64;
         if r.holds(seq, end) {
@@ -491,6 +685,7 @@ impl HostProtocol for TcpProtocol {
             self.slots.n_send(host),
             self.slots.n_recv(host),
             self.params.reorder_window.is_some(),
+            self.params.handshake,
         )
     }
 
@@ -510,6 +705,8 @@ impl HostProtocol for TcpProtocol {
             fast_retransmit: p.fast_retransmit,
             notice_reduces_window: p.notice_reduces_window,
             notice_retx_base: p.notice_retx_base,
+            pacing: p.pacing,
+            syn_fallback_rto: p.syn_fallback_rto,
         };
         let i = self.slots.send(f);
         h.tx[i].sender = Some(Sender::new(
@@ -520,7 +717,15 @@ impl HostProtocol for TcpProtocol {
             p.rcv_window,
         ));
         if let Some(mut t) = h.tx(i) {
-            self.transmit(ctx, f, &mut t);
+            if p.handshake {
+                // The application's connect: the SYN goes now, data after
+                // the SYN-ACK.
+                self.send_syn(ctx, f, &mut t, false);
+                t.s.connect(ctx.now());
+                sync_timer(t.rto, ctx, f, t.s);
+            } else {
+                self.transmit(ctx, f, &mut t);
+            }
         }
     }
 
@@ -534,6 +739,10 @@ impl HostProtocol for TcpProtocol {
                 Some(w) => self.on_data_reordered(h, ctx, pkt, seq, w),
             },
             Header::TcpAck { ack, sack, wnd } => self.on_ack(h, ctx, pkt, ack, sack, wnd),
+            Header::Ctrl { kind: CTRL_SYN, .. } => self.on_syn(h, ctx, pkt),
+            Header::Ctrl {
+                kind: CTRL_SYNACK, ..
+            } => self.on_synack(h, ctx, pkt),
             Header::Ctrl { .. } => debug_assert!(false, "TCP got a foreign packet"),
         }
     }
@@ -542,6 +751,8 @@ impl HostProtocol for TcpProtocol {
         let f = FlowId(id);
         match kind {
             TIMER_NOTICE => self.on_notice_timer(h, ctx, f),
+            TIMER_PACE => self.on_pace_timer(h, ctx, f),
+            TIMER_SYNACK => self.on_synack_timer(h, ctx, f),
             TIMER_REORDER => {
                 // Vertigo's ω expired: everything held goes up in order.
                 let j = self.slots.recv(f);
@@ -591,11 +802,17 @@ impl HostProtocol for TcpProtocol {
     fn counters(&self, hosts: &[TcpHost]) -> Vec<(&'static str, u64)> {
         let mut total = SenderStats::default();
         let (mut dup_deliveries, mut nic_waits, mut rto_deferred) = (0, 0, 0);
+        let mut c = host::Counts::default();
         for h in hosts {
             total += h.sender_stats();
             dup_deliveries += h.counts.dup_deliveries;
             nic_waits += h.counts.nic_waits;
             rto_deferred += h.counts.rto_deferred;
+            c.syn_sent += h.counts.syn_sent;
+            c.syn_retransmits += h.counts.syn_retransmits;
+            c.synack_sent += h.counts.synack_sent;
+            c.synack_retransmits += h.counts.synack_retransmits;
+            c.pacing_delays += h.counts.pacing_delays;
         }
         let mut v = vec![
             ("timeouts", total.timeouts as u64),
@@ -614,6 +831,19 @@ impl HostProtocol for TcpProtocol {
                 ("notice_window_reductions", total.notice_reductions as u64),
                 ("notices_throttled", total.notices_throttled as u64),
             ]);
+        }
+        // Only runs with a handshake or pacing list these (others keep
+        // their summaries unchanged).
+        if self.params.handshake {
+            v.extend([
+                ("syn_sent", c.syn_sent),
+                ("syn_retransmits", c.syn_retransmits),
+                ("synack_sent", c.synack_sent),
+                ("synack_retransmits", c.synack_retransmits),
+            ]);
+        }
+        if self.params.pacing.is_some() {
+            v.push(("pacing_delays", c.pacing_delays));
         }
         v
     }

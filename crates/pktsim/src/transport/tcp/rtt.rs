@@ -102,6 +102,14 @@ impl RttEstimator {
         true
     }
 
+    /// Start over from RTO = `rto` (at most the maximum), without a
+    /// sample and without back-off: RFC 6298 §5.7's re-initialisation when
+    /// data follows a retransmitted SYN.
+    pub fn restart(&mut self, rto: Duration) {
+        self.base_rto = rto.min(self.max_rto);
+        self.backoff = 0;
+    }
+
     /// New data was acknowledged: the backoff ends (RFC 6298 §5.7 with a
     /// valid timestamp sample, RFC 7323 §4.1).
     pub fn reset_backoff(&mut self) {

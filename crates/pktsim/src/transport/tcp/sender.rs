@@ -27,10 +27,15 @@
 //!   "impatient" recovery or a go-back-N is not judged (RFC 3522 §3.2
 //!   step 2: RetransmitTS is not overwritten as recovery progresses).
 //! - RFC 7323 receive window: nothing is sent beyond ack + window.
+//! - Optional: the three-way handshake's source side ([`super::handshake`]:
+//!   no data before the SYN-ACK, the SYN's timer, RFC 6298 §5.7) and
+//!   pacing ([`super::pacing`]: the earliest time the next packet may go).
 
 use crate::time::{Duration, Time};
 use crate::transport::ping_pong::PingPong;
 use crate::transport::tcp::cc::{AckInfo, Cc, CongestionControl, Window};
+use crate::transport::tcp::handshake::Connecting;
+use crate::transport::tcp::pacing::Pacing;
 use crate::transport::tcp::rtt::RttEstimator;
 use crate::transport::tcp::scoreboard::Scoreboard;
 use std::collections::VecDeque;
@@ -78,6 +83,11 @@ pub struct SenderConfig {
     /// Ping-pong throttle base: the n-th notice of a segment (n ≥ 2) waits
     /// `base · 2^(n−2)` before retransmitting ([`PingPong`]).
     pub notice_retx_base: Duration,
+    /// Pacing ratios, if the flow is paced.
+    pub pacing: Option<Pacing>,
+    /// RFC 6298 §5.7: the data RTO after a SYN retransmission, if the
+    /// initial RTO is below it.
+    pub syn_fallback_rto: Duration,
 }
 
 /// One segment to transmit.
@@ -202,6 +212,13 @@ pub struct Sender {
     notified: VecDeque<u64>,
     /// Notice counts and throttled retransmissions.
     ping: PingPong,
+    /// Waiting for the handshake's SYN-ACK (`None`: data may flow).
+    connecting: Option<Connecting>,
+    /// Data is ECN-capable: the handshake negotiated ECN (RFC 3168
+    /// §6.1.1), or there was no handshake.
+    ecn_ok: bool,
+    /// Pacing: the earliest time the next packet may leave.
+    pace_next: Time,
 }
 
 impl Sender {
@@ -237,7 +254,99 @@ impl Sender {
             stats: SenderStats::default(),
             notified: VecDeque::new(),
             ping: PingPong::default(),
+            connecting: None,
+            ecn_ok: true,
+            pace_next: Time::ZERO,
         }
+    }
+
+    /// Open the connection with a handshake: the caller sent the SYN at
+    /// `now`; no data goes before [`Sender::on_synack`], and the SYN's
+    /// timer runs for the initial RTO (RFC 6298 §2.1).
+    pub fn connect(&mut self, now: Time) {
+        self.connecting = Some(Connecting { retransmits: 0 });
+        self.rto_deadline = now + self.rtt.rto();
+    }
+
+    /// The handshake still waiting for its SYN-ACK, if any.
+    pub fn connecting(&self) -> Option<Connecting> {
+        self.connecting
+    }
+
+    /// The SYN's timer expired at `now`: back off (RFC 6298 §5.5) and
+    /// restart it; the caller resends the SYN.
+    pub fn on_syn_timeout(&mut self, now: Time) {
+        if let Some(c) = &mut self.connecting {
+            c.retransmits += 1;
+            self.rtt.on_timeout();
+            self.rto_deadline = now + self.rtt.rto();
+        }
+    }
+
+    /// A SYN-ACK arrived at `now`, echoing `echo`; `retransmitted` if it
+    /// was a retransmission, `ece` if it accepted ECN. Returns whether it
+    /// completed the handshake (data may now flow).
+    pub fn on_synack(&mut self, now: Time, echo: Time, retransmitted: bool, ece: bool) -> bool {
+        let Some(c) = self.connecting.take() else {
+            // A duplicate SYN-ACK after the handshake: nothing to do.
+            return false;
+        };
+        self.rto_deadline = Time::MAX;
+        // RFC 3168 §6.1.1: an ECN-setup SYN-ACK (ECE) makes data ECT.
+        self.ecn_ok = ece;
+        if c.retransmits > 0 {
+            // RFC 6298 §5.7: the SYN's timer expired, so data starts with
+            // RTO = 3 s (the setting) where the RTO in use is below it.
+            // The estimator's initial value is the RTO in use before the
+            // back-off; the back-off ends.
+            let rto = self.cfg.initial_rto.max(self.cfg.syn_fallback_rto);
+            self.rtt.restart(rto);
+        } else if !retransmitted {
+            // RFC 6298 §2.2: the first RTT sample, from an exchange with
+            // no retransmission (Karn's rule, §3).
+            self.rtt.on_ack(now, echo, 0, 0);
+        }
+        true
+    }
+
+    /// Whether data is sent ECN-capable (the controller's choice, as
+    /// negotiated by the handshake).
+    pub fn ecn_ok(&self) -> bool {
+        self.ecn_ok
+    }
+
+    /// Pacing holds the next packet back until the returned time, if that
+    /// is later than `now`.
+    #[inline]
+    pub fn pace_wait(&self, now: Time) -> Option<Time> {
+        (self.cfg.pacing.is_some() && now < self.pace_next).then_some(self.pace_next)
+    }
+
+    /// A packet of `len` wire bytes left at `now`: the next one goes no
+    /// earlier than one pacing gap later ([`Pacing::gap`]; nothing before
+    /// the first RTT sample, see [`super::pacing`]).
+    pub fn on_paced(&mut self, now: Time, len: u64) {
+        let (Some(p), Some(srtt)) = (self.cfg.pacing, self.rtt.srtt()) else {
+            return;
+        };
+        let outstanding = self.high_data - self.snd_una;
+        let gap = p.gap(len, self.w.cwnd, self.w.ssthresh, outstanding, srtt);
+        self.pace_next = self.pace_next.max(now) + gap;
+    }
+
+    /// A transmit pass stopped because pacing holds the next packet. The
+    /// flow counts as window-limited while it has data to send within the
+    /// receive window: at ratios above 100 % it fills its window within
+    /// each round trip (the rate exceeds cwnd / srtt), so its window keeps
+    /// growing on ACKs as Linux lets it (`tcp_is_cwnd_limited`: a slow
+    /// start grows while cwnd < 2 × packets out).
+    pub fn on_paced_stop(&mut self) {
+        let pending = self.force.is_some()
+            || !self.notified.is_empty()
+            || self.snd_nxt < self.high_data
+            || (self.high_data < self.size
+                && self.high_data + self.seg_len(self.high_data) <= self.window_edge);
+        self.cwnd_limited |= pending;
     }
 
     /// Whether the flow is in fast recovery.
@@ -283,7 +392,7 @@ impl Sender {
     /// The next segment the windows allow, if any. Call
     /// [`Sender::on_sent`] once it is handed to the network.
     pub fn next_segment(&mut self) -> Option<Segment> {
-        if self.done {
+        if self.done || self.connecting.is_some() {
             return None;
         }
         while let Some(seq) = self.notified.pop_front() {
@@ -695,6 +804,7 @@ impl Sender {
 mod tests {
     use super::*;
     use crate::transport::tcp::newreno::NewReno;
+    use crate::transport::tcp::pacing::Pacing;
 
     const M: u64 = 1000;
 
@@ -712,6 +822,8 @@ mod tests {
             fast_retransmit: true,
             notice_reduces_window: true,
             notice_retx_base: Duration::from_us(10),
+            pacing: None,
+            syn_fallback_rto: Duration::from_ms(3000),
         }
     }
 
@@ -1033,6 +1145,91 @@ mod tests {
         a.window_edge = M + 5 * M;
         s.on_ack(t(10), a);
         assert_eq!(pump(&mut s, t(10)), vec![5 * M]);
+    }
+
+    #[test]
+    fn a_handshake_holds_data_backs_off_the_syn_and_starts_the_rto_per_rfc_6298() {
+        // Clean handshake: no data before the SYN-ACK, which gives the
+        // first RTT sample (20 us: RTO = 3 × 20 = 60 us, floored at 200 us).
+        let mut s = sender(false, 100 * M);
+        s.connect(t(0));
+        assert!(pump(&mut s, t(0)).is_empty());
+        assert_eq!(s.rto_deadline, t(1000));
+        assert!(s.on_synack(t(20), t(0), false, false));
+        assert_eq!(s.rtt().srtt(), Some(Duration::from_us(20)));
+        assert_eq!(s.rtt().rto(), Duration::from_us(200));
+        assert_eq!(pump(&mut s, t(20)).len(), 4);
+        // A duplicate SYN-ACK does nothing.
+        assert!(!s.on_synack(t(30), t(0), true, false));
+
+        // Two lost SYNs: 1 ms, then 2 ms (RFC 6298 §5.5); data then starts
+        // with RTO = max(initial, 3 s) clamped to max_rto = 100 ms, and no
+        // sample (Karn).
+        let mut s = sender(false, 100 * M);
+        s.connect(t(0));
+        s.on_syn_timeout(t(1000));
+        assert_eq!(s.rto_deadline, t(3000));
+        s.on_syn_timeout(t(3000));
+        assert_eq!(s.rto_deadline, t(7000));
+        assert_eq!(s.connecting().map(|c| c.retransmits), Some(2));
+        assert!(s.on_synack(t(3020), t(3000), false, false));
+        assert_eq!(s.rtt().srtt(), None);
+        assert_eq!(s.rtt().rto(), Duration::from_ms(100));
+        pump(&mut s, t(3020));
+        assert_eq!(s.rto_deadline, t(3020) + Duration::from_ms(100));
+        // With a larger max_rto the RFC's 3 s holds.
+        let mut c = cfg(false);
+        c.max_rto = Duration::from_ms(60_000);
+        let mut s = Sender::new(M, M, c, Cc::NewReno(NewReno::default()), 1_000_000);
+        s.connect(t(0));
+        s.on_syn_timeout(t(1000));
+        assert!(s.on_synack(t(1020), t(1000), false, true));
+        assert_eq!(s.rtt().rto(), Duration::from_ms(3000));
+        assert!(s.ecn_ok());
+
+        // A retransmitted SYN-ACK for an unretransmitted SYN: no sample,
+        // the RTO stays the initial one; ECN refused.
+        let mut s = sender(false, 100 * M);
+        s.connect(t(0));
+        assert!(s.on_synack(t(1020), t(0), true, false));
+        assert_eq!(s.rtt().srtt(), None);
+        assert_eq!(s.rtt().rto(), Duration::from_us(1000));
+        assert!(!s.ecn_ok());
+    }
+
+    #[test]
+    fn pacing_spaces_packets_after_the_first_sample_and_keeps_the_window_growing() {
+        let mut c = cfg(false);
+        c.pacing = Some(Pacing::default());
+        let mut s = Sender::new(100 * M, M, c, Cc::NewReno(NewReno::default()), 1_000_000);
+        // No RTT sample yet: not paced.
+        assert_eq!(pump(&mut s, t(0)).len(), 4);
+        s.on_paced(t(0), M);
+        assert_eq!(s.pace_wait(t(0)), None);
+        // The first ACK samples 100 us: cwnd 5000 B, slow start at 200 %:
+        // 1000 B every 10 us.
+        s.on_ack(t(100), ack(M, None, t(0)));
+        assert_eq!(s.w.cwnd, 5 * M);
+        s.begin_pass();
+        let seg = s.next_segment().expect("window open");
+        s.on_sent(seg, t(100));
+        s.on_paced(t(100), M);
+        assert_eq!(s.pace_wait(t(100)), Some(t(110)));
+        assert_eq!(s.pace_wait(t(110)), None);
+        // Held by pacing with data to send: counts as window-limited, so
+        // the next ACK grows the window (slow start).
+        s.on_paced_stop();
+        s.on_ack(t(101), ack(2 * M, None, t(0)));
+        assert_eq!(s.w.cwnd, 6 * M);
+        // A late send starts a new spacing from its own time.
+        s.on_paced(t(500), M);
+        assert!(s.pace_wait(t(500)).is_some_and(|at| at > t(500)));
+        // Unpaced senders are never held.
+        let mut u = sender(false, 100 * M);
+        pump(&mut u, t(0));
+        u.on_ack(t(100), ack(M, None, t(0)));
+        u.on_paced(t(100), M);
+        assert_eq!(u.pace_wait(t(100)), None);
     }
 
     #[test]
