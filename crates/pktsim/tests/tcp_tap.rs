@@ -29,7 +29,7 @@ pub struct Seen {
 /// Decides which arriving packets are lost: called with the packet and
 /// how many packets of the same kind (data sequence, ACK, SYN, SYN-ACK) the
 /// tap has seen before it.
-pub type LoseFn = Box<dyn FnMut(&Packet) -> bool>;
+pub type LoseFn = Box<dyn FnMut(&Packet) -> bool + Send>;
 
 /// TCP behind the tap.
 pub struct Tap {
@@ -113,7 +113,7 @@ pub fn keep_all() -> LoseFn {
 }
 
 /// Lose the first `n` packets whose header `pick` selects.
-pub fn lose_first(n: usize, pick: impl Fn(&Header) -> bool + 'static) -> LoseFn {
+pub fn lose_first(n: usize, pick: impl Fn(&Header) -> bool + Send + 'static) -> LoseFn {
     let mut left = n;
     Box::new(move |p| {
         if left > 0 && pick(&p.header) {
