@@ -161,3 +161,17 @@ fn zero_threads_is_an_error_naming_the_field() {
         .expect("refused");
     assert!(e.to_string().contains("run.threads"), "{e}");
 }
+
+/// TCP pacing (one release timer per flow) and the handshake (SYN and
+/// SYN-ACK timers at both ends) are host state like the rest.
+#[test]
+fn paced_flows_with_the_handshake_give_the_serial_run_on_any_thread_count() {
+    let toml = ring(SHARED, "").replace(
+        "protocol = \"dctcp\"",
+        "protocol = \"dctcp\"\npacing = \"fq\"\nhandshake = true",
+    );
+    let (serial, _) = run_on(&toml, 1);
+    assert!(serial.protocol_counters["syn_sent"] >= 200);
+    assert!(serial.protocol_counters["pacing_delays"] > 0);
+    same_on_2_3_and_8_threads(&toml, &serial);
+}
