@@ -222,6 +222,7 @@ def run_point(point: Mapping[str, Any]) -> dict[str, Any]:
             base_dir=point["base_dir"],
             quiet=True,
             command_line=f"pktsim sweep (run_id {point['run_id']})",
+            threads=point.get("threads", 1),
         )
         _test_delay_hook()
         meta = {k: point[k] for k in ("run_id", "config", "params", "seed")}
@@ -427,6 +428,7 @@ def sweep(
     retries: int = 2,
     progress: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
+    threads_per_point: int = 1,
 ) -> SweepResult:
     """Run every point of ``base`` × ``grid`` × ``seeds`` into ``out``.
 
@@ -448,12 +450,19 @@ def sweep(
       worker dies is run again on a fresh pool, up to ``retries`` more
       times, and the other points go on (:class:`PointFailed` at the end
       names any point given up).
+    - ``threads_per_point``: threads of each run (default 1, whatever the
+      configs' ``[run] threads`` say: the points already use every core;
+      a run's results are the same for every thread count).
 
     Finished points are skipped, so a sweep that was interrupted finishes
     when started again. Ctrl-C stops the sweep (its workers too) and leaves
     only finished points. A progress bar shows points done / total.
     """
     points = make_points(base, grid, seeds, out=out, fixed=fixed, base_dir=base_dir)
+    if threads_per_point < 1:
+        raise ValueError(f"threads_per_point must be at least 1, not {threads_per_point}")
+    for p in points:
+        p["threads"] = threads_per_point
     outp = Path(out).resolve()
     outp.mkdir(parents=True, exist_ok=True)
     # Catch a bad grid value before anything is launched.

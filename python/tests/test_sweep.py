@@ -55,6 +55,19 @@ def test_processes_give_the_serial_results(
     assert_same_sweep(serial_sweep, tmp_path / "p")
 
 
+def test_two_threads_per_point_give_the_serial_results(
+    serial_sweep: Path, small_file: Path, tmp_path: Path
+) -> None:
+    res = pktsim.sweep(
+        small_file, GRID, SEEDS, out=tmp_path / "t", executor="serial",
+        threads_per_point=2, progress=False,
+    )
+    assert res.ran == 6
+    assert_same_sweep(serial_sweep, tmp_path / "t")
+    with pytest.raises(ValueError, match="threads_per_point"):
+        pktsim.sweep(small_file, GRID, SEEDS, out=tmp_path / "z", threads_per_point=0)
+
+
 def test_dask_local_cluster_gives_the_serial_results(
     serial_sweep: Path, small_file: Path, tmp_path: Path
 ) -> None:
