@@ -625,6 +625,8 @@ impl Config {
         if n.load_balancing == LoadBalancing::SprayRoundRobin {
             estimate.round_robin(topo.n_hosts as u64, topo.n_nodes() as u64);
         }
+        // A run on several threads keeps a copy of the network per thread.
+        estimate.copies_of_network(self.run.threads.unwrap_or(1).max(1) as u64);
         estimate.flows("workload", workload.flows.len() as u64);
         if let Some(iv) = sample {
             let ticks = sample_horizon(&topo, &workload, time_limit).ps() / iv.ps() + 1;

@@ -239,6 +239,17 @@ impl Estimate {
         );
     }
 
+    /// Count the network's memory (the parts [`Estimate::topology`] and
+    /// [`Estimate::round_robin`] added) `copies` times: a run on several
+    /// threads keeps one copy of the network per thread.
+    pub fn copies_of_network(&mut self, copies: u64) {
+        for p in &mut self.parts {
+            if p.field == "topology" || p.field == "network.load_balancing" {
+                p.count = p.count.saturating_mul(copies);
+            }
+        }
+    }
+
     /// Memory of round-robin spraying's counters, one per (switch,
     /// destination host).
     pub fn round_robin(&mut self, hosts: u64, nodes: u64) {
@@ -376,6 +387,21 @@ mod tests {
         assert!(parse_bytes("lots").is_err());
         assert!(parse_bytes("-1GB").is_err());
         assert!(parse_bytes("3 furlongs").is_err());
+    }
+
+    #[test]
+    fn threads_count_the_network_once_per_copy_and_the_flows_once() {
+        let total = |e: &Estimate| e.parts.iter().map(Part::bytes).sum::<u64>();
+        let mut one = Estimate::default();
+        one.topology(16, 20, 32);
+        let network = total(&one);
+        one.flows("workload[0].flows", 1000);
+        let flows = total(&one) - network;
+        let mut three = Estimate::default();
+        three.topology(16, 20, 32);
+        three.flows("workload[0].flows", 1000);
+        three.copies_of_network(3);
+        assert_eq!(total(&three), 3 * network + flows);
     }
 
     #[test]
