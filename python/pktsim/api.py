@@ -73,9 +73,9 @@ def run(
     break) or a dict of the same shape. Results go to ``out`` (default
     ``results/<config file stem, or the config's name>``). ``seed``
     overrides the config's seed. ``threads`` overrides ``[run] threads``
-    (default 1): the run's results are the same for every count. Relative paths in the config (CDF and flow
-    files) resolve against the config file's folder, else ``base_dir``,
-    else the current folder. ``quiet=False`` shows the core's progress bar
+    (default 1): the run's results are the same for every count. Relative
+    paths in the config (CDF and flow files) resolve against the config
+    file's folder, else ``base_dir``, else the current folder. ``quiet=False`` shows the core's progress bar
     on a terminal.
 
     The GIL is released while the simulation runs, and Ctrl-C stops it
