@@ -75,8 +75,8 @@ def run(
     overrides the config's seed. ``threads`` overrides ``[run] threads``
     (default 1): the run's results are the same for every count. Relative
     paths in the config (CDF and flow files) resolve against the config
-    file's folder, else ``base_dir``, else the current folder. ``quiet=False`` shows the core's progress bar
-    on a terminal.
+    file's folder, else ``base_dir``, else the current folder.
+    ``quiet=False`` shows the core's progress bar on a terminal.
 
     The GIL is released while the simulation runs, and Ctrl-C stops it
     within a fraction of a second (``KeyboardInterrupt``). Bad input raises
