@@ -243,9 +243,10 @@ pub struct RunConfig {
     pub no_progress_limit: Option<String>,
     /// Threads for this one run (default 1). The run's output is the same
     /// for every count (see docs/engine.md); designs whose hosts read each
-    /// other's state, and switch stages other than drop, run on one thread
-    /// with a warning.
-    #[serde(default)]
+    /// other's state run on one thread with a warning. Not written with the
+    /// resolved config (results carry it): it does not change them, so a
+    /// run's files are the same bytes whatever the count.
+    #[serde(default, skip_serializing)]
     pub threads: Option<usize>,
 }
 

@@ -8,7 +8,8 @@
 //! affect each other, and each runs its events up to the window's end on
 //! its own, on whichever thread takes it. At the window's end the messages
 //! they sent each other are handed over, in a fixed order: by sending
-//! piece, then in the order each piece sent them.
+//! piece, then in the order each piece sent them (each receiving piece
+//! collects its own, so the hand-over runs on every thread too).
 //!
 //! Nothing here depends on the number of threads or on which thread ran a
 //! piece: windows are set by event times and the lookahead, each piece's
@@ -54,7 +55,11 @@ pub struct WindowEnd {
 /// A piece with what the executor keeps beside it.
 struct Slot<P: Piece> {
     piece: P,
+    /// What the piece sent in this window, as (to, message).
     out: Vec<(u32, P::Message)>,
+    /// The same, by receiving piece (filled right after the piece ran, so
+    /// that each receiver takes its own messages, on any thread).
+    outs: Vec<Vec<P::Message>>,
     /// Events run in the piece's last window: its weight in the next.
     weight: u64,
     /// Events run in this window, not yet counted.
@@ -85,6 +90,7 @@ impl<P: Piece> Windows<P> {
                 Mutex::new(Slot {
                     piece,
                     out: Vec::new(),
+                    outs: Vec::new(),
                     weight: 0,
                     ran: 0,
                 })
@@ -113,6 +119,8 @@ impl<P: Piece> Windows<P> {
                 scope.spawn(|| {
                     while shared.start.wait() {
                         this.work(&shared);
+                        shared.mid.wait();
+                        this.hand_over(&shared);
                         shared.end.wait();
                     }
                 });
@@ -130,6 +138,10 @@ impl<P: Piece> Windows<P> {
                 }
                 this.work(&shared);
                 if threads > 1 {
+                    shared.mid.wait();
+                }
+                this.hand_over(&shared);
+                if threads > 1 {
                     shared.end.wait();
                 }
                 if let Some(panic) = shared.take_panic() {
@@ -140,7 +152,7 @@ impl<P: Piece> Windows<P> {
                     }
                     std::panic::resume_unwind(panic);
                 }
-                events += this.deliver();
+                events += this.count();
                 windows += 1;
             };
             if threads > 1 {
@@ -195,6 +207,7 @@ impl<P: Piece> Windows<P> {
         order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         shared.end_time.store(end.0, Ordering::Relaxed);
         shared.taken.store(0, Ordering::Relaxed);
+        shared.handed.store(0, Ordering::Relaxed);
     }
 
     /// Take pieces of this window until none is left (every thread).
@@ -209,6 +222,12 @@ impl<P: Piece> Windows<P> {
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 slot.piece.run_until(end, &mut slot.out)
             }));
+            if slot.outs.len() < self.slots.len() {
+                slot.outs.resize_with(self.slots.len(), Vec::new);
+            }
+            for (to, msg) in slot.out.drain(..) {
+                slot.outs[to as usize].push(msg);
+            }
             match run {
                 Ok(n) => (slot.weight, slot.ran) = (n, n),
                 Err(panic) => {
@@ -220,27 +239,48 @@ impl<P: Piece> Windows<P> {
         }
     }
 
-    /// Hand the window's messages over, by sending piece then in the order
-    /// sent, and bring every piece's next event time up to date. Returns
-    /// the window's events.
-    fn deliver(&self) -> u64 {
-        let mut events = 0;
-        let mut moved = Vec::new();
-        for from in &self.slots {
-            {
-                let mut slot = lock(from);
-                events += std::mem::take(&mut slot.ran);
-                std::mem::swap(&mut moved, &mut slot.out);
+    /// Hand the window's messages over (every thread): each receiving piece
+    /// taken in turn collects what every piece sent it, by sending piece
+    /// then in the order sent, and brings its next event time up to date.
+    /// Receivers are independent, so any thread may take any of them.
+    fn hand_over(&self, shared: &Shared) {
+        let mut inbox = Vec::new();
+        loop {
+            let to = shared.handed.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = self.slots.get(to) else {
+                break;
+            };
+            for from in &self.slots {
+                let mut from = lock(from);
+                if let Some(msgs) = from.outs.get_mut(to) {
+                    inbox.append(msgs);
+                }
             }
-            for (to, msg) in moved.drain(..) {
-                lock(&self.slots[to as usize]).piece.receive(msg);
+            let mut slot = lock(slot);
+            let piece = &mut slot.piece;
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                for msg in inbox.drain(..) {
+                    piece.receive(msg);
+                }
+                piece.next_time().unwrap_or(Time::MAX)
+            }));
+            match run {
+                Ok(t) => self.next[to].store(t.0, Ordering::Relaxed),
+                Err(panic) => {
+                    inbox.clear();
+                    let mut first = shared.panic.lock().unwrap_or_else(|e| e.into_inner());
+                    first.get_or_insert(panic);
+                }
             }
         }
-        for (i, s) in self.slots.iter().enumerate() {
-            let t = lock(s).piece.next_time().unwrap_or(Time::MAX);
-            self.next[i].store(t.0, Ordering::Relaxed);
-        }
-        events
+    }
+
+    /// The events of the window that just ended, over all pieces.
+    fn count(&self) -> u64 {
+        self.slots
+            .iter()
+            .map(|s| std::mem::take(&mut lock(s).ran))
+            .sum()
     }
 }
 
@@ -256,8 +296,12 @@ struct Shared {
     /// This window's pieces, heaviest first, as (weight, piece).
     order: RwLock<Vec<(u64, u32)>>,
     taken: AtomicUsize,
+    /// Receiving pieces taken for the hand-over.
+    handed: AtomicUsize,
     end_time: AtomicU64,
     start: Gate,
+    /// Between running the pieces and handing messages over.
+    mid: Gate,
     end: Gate,
     /// The first panic of a piece in this window.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -268,8 +312,10 @@ impl Shared {
         Shared {
             order: RwLock::new(Vec::new()),
             taken: AtomicUsize::new(0),
+            handed: AtomicUsize::new(0),
             end_time: AtomicU64::new(0),
             start: Gate::new(threads),
+            mid: Gate::new(threads),
             end: Gate::new(threads),
             panic: Mutex::new(None),
         }
