@@ -12,9 +12,9 @@
 //! probe's ACK shows the tail (§3.3). Lost ones are resent once credits come,
 //! before new data, as scheduled packets.
 
-use super::wire::{self, message, Lane, SMALL_BYTES};
+use super::wire::{message, CreditMsg, Lane, SMALL_BYTES};
 use super::{CreditHost, CreditProtocol, T_UNSCHED};
-use crate::packet::{FlowId, Header};
+use crate::packet::{FlowId, Message};
 use crate::transport::contract::Ctx;
 
 /// First-RTT state of one sending flow.
@@ -95,13 +95,14 @@ impl CreditProtocol {
             s.next_new += 1;
             s.first.note_sent(idx);
             let mss = ctx.format().mss as u64;
-            let header = Header::Ctrl {
-                kind: wire::DATA,
-                a: idx as u64 | (idx as u64) << 32,
-                b: 0,
+            // The receiver must not take this one for a scheduled gap.
+            let data = CreditMsg::Data {
+                pkt: idx,
+                first_scheduled: idx,
+                credit_seq: 0,
             };
             // Non-ECT: selectively dropped above the threshold.
-            let p = ctx.data_packet(f, idx as u64 * mss, u64::MAX, header);
+            let p = ctx.data_packet(f, idx as u64 * mss, u64::MAX, data.header());
             let tx = ctx.host_rate(p.src).tx_time(p.size as u64);
             ctx.send(p);
             h.stats.unscheduled_sent += 1;
@@ -123,14 +124,15 @@ impl CreditProtocol {
         if s.first.sent > 0 && !s.first.probed {
             s.first.probed = true;
             let spec = ctx.flow(f);
+            let probe = CreditMsg::Probe {
+                last: s.first.sent - 1,
+            };
             let p = message(
                 ctx,
                 f,
                 spec.src,
                 spec.dst,
-                wire::PROBE,
-                (s.first.sent - 1) as u64,
-                0,
+                probe,
                 SMALL_BYTES,
                 Lane::Scheduled,
             );
@@ -139,25 +141,24 @@ impl CreditProtocol {
         self.want_credits(h, ctx, f);
     }
 
-    /// Sender: an ACK of unscheduled packet `a`, or the probe's ACK (`kind`
-    /// [`wire::PROBE_ACK`]; a status probe's echo resolves nothing). The
-    /// unscheduled packets they show lost wait for credits, before new data.
+    /// Sender: an ACK of an unscheduled packet, or the probe's ACK
+    /// ([`CreditMsg::Ack`], [`CreditMsg::ProbeAck`]). The unscheduled
+    /// packets they show lost wait for credits, before new data.
     pub(super) fn on_first_rtt_ack(
         &self,
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        kind: u8,
-        a: u64,
+        msg: CreditMsg,
     ) {
         let si = self.slots.send(f);
         let s = &mut h.send[si];
         s.last_activity = ctx.now();
         let mut lost = Vec::new();
-        if kind == wire::ACK {
-            s.first.on_ack(a as u32, &mut |i| lost.push(i));
-        } else if a != wire::STATUS {
-            s.first.on_probe_ack(a as u32, &mut |i| lost.push(i));
+        match msg {
+            CreditMsg::Ack { pkt } => s.first.on_ack(pkt, &mut |i| lost.push(i)),
+            CreditMsg::ProbeAck { last } => s.first.on_probe_ack(last, &mut |i| lost.push(i)),
+            _ => debug_assert!(false, "not a first-RTT ACK: {msg:?}"),
         }
         h.stats.unscheduled_lost += lost.len() as u64;
         for i in lost {

@@ -7,9 +7,9 @@
 use super::aeolus::FirstRtt;
 use super::expresspass::CreditLoop;
 use super::flashpass::Emulation;
-use super::wire::{self, message, Lane, CREDIT_BYTES, SMALL_BYTES};
+use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES, SMALL_BYTES};
 use super::{CreditHost, CreditProtocol, T_RENACK, T_RTO};
-use crate::packet::{flags, FlowId, Header, NodeId, Packet};
+use crate::packet::{flags, FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::Ctx;
 use std::collections::VecDeque;
@@ -155,12 +155,12 @@ impl CreditProtocol {
         // The receiver finds lost scheduled packets as gaps from here on.
         let first_scheduled = s.first.sent;
         let mss = ctx.format().mss as u64;
-        let header = Header::Ctrl {
-            kind: wire::DATA,
-            a: idx as u64 | (first_scheduled as u64) << 32,
-            b: credit_seq,
+        let data = CreditMsg::Data {
+            pkt: idx,
+            first_scheduled,
+            credit_seq,
         };
-        let mut p = ctx.data_packet(f, idx as u64 * mss, u64::MAX, header);
+        let mut p = ctx.data_packet(f, idx as u64 * mss, u64::MAX, data.header());
         p.flags |= flags::ECT;
         p.sent_at = echo;
         if retx {
@@ -183,19 +183,10 @@ impl CreditProtocol {
         }
     }
 
-    pub(super) fn reply(&self, ctx: &mut Ctx, f: FlowId, kind: u8, a: u64, b: u32) {
+    /// Receiver: a small control message back to the sender.
+    pub(super) fn reply(&self, ctx: &mut Ctx, f: FlowId, msg: CreditMsg) {
         let spec = ctx.flow(f);
-        let p = message(
-            ctx,
-            f,
-            spec.dst,
-            spec.src,
-            kind,
-            a,
-            b,
-            SMALL_BYTES,
-            Lane::Control,
-        );
+        let p = message(ctx, f, spec.dst, spec.src, msg, SMALL_BYTES, Lane::Control);
         ctx.send(p);
     }
 
@@ -213,7 +204,11 @@ impl CreditProtocol {
             while i < hi && !h.recv[ri].received[i as usize] {
                 i += 1;
             }
-            self.reply(ctx, f, wire::NACK, start as u64, i - start);
+            let nack = CreditMsg::Nack {
+                first: start,
+                count: i - start,
+            };
+            self.reply(ctx, f, nack);
             h.stats.nacked += (i - start) as u64;
             any = true;
         }
@@ -228,26 +223,24 @@ impl CreditProtocol {
         any
     }
 
-    /// Receiver: a data packet (`a`: its index and the flow's first
-    /// scheduled index, as [`wire`] packs them).
+    /// Receiver: data packet `idx` (see [`CreditMsg::Data`]).
     pub(super) fn on_data(
         &self,
         h: &mut CreditHost,
         ctx: &mut Ctx,
         pkt: Packet,
-        a: u64,
+        idx: u32,
+        first_scheduled: u32,
         credit_seq: u32,
     ) {
         let f = pkt.flow;
         self.open_recv(h, ctx, f);
         let ri = self.slots.recv(f);
-        let idx = a as u32;
-        let first_scheduled = (a >> 32) as u32;
         let now = ctx.now();
         let unscheduled = !pkt.has(flags::ECT);
         h.recv[ri].credits.on_echo(credit_seq, now - pkt.sent_at);
         if unscheduled {
-            self.reply(ctx, f, wire::ACK, idx as u64, 0);
+            self.reply(ctx, f, CreditMsg::Ack { pkt: idx });
         } else if !pkt.has(flags::RETX) {
             // New scheduled packets leave in index order on one FIFO path:
             // the ones skipped since the last arrival were lost.
@@ -275,41 +268,50 @@ impl CreditProtocol {
         if r.n_received as usize == r.received.len() && !r.done {
             r.done = true;
             r.credits.on = false;
-            self.reply(ctx, f, wire::DONE, 0, 0);
+            self.reply(ctx, f, CreditMsg::Done);
         }
     }
 
-    /// Receiver: a probe. A status request after the sender's timeout
-    /// (`a` = [`wire::STATUS`], `b` packets sent) is answered with NACKs
-    /// of what is missing, or `DONE`; Aeolus' probe with its echo.
-    pub(super) fn on_probe(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, a: u64, b: u32) {
+    /// Receiver: Aeolus' probe behind the last unscheduled packet; its
+    /// echo shows the sender the tail of the first RTT.
+    pub(super) fn on_probe(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, last: u32) {
+        self.open_recv(h, ctx, f);
+        self.reply(ctx, f, CreditMsg::ProbeAck { last });
+    }
+
+    /// Receiver: a status request after the sender's timeout, answered with
+    /// NACKs of what is missing of the first `sent` packets, or `Done`.
+    pub(super) fn on_status(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, sent: u32) {
         self.open_recv(h, ctx, f);
         let ri = self.slots.recv(f);
-        if a == wire::STATUS {
-            if h.recv[ri].done {
-                self.reply(ctx, f, wire::DONE, 0, 0);
-            } else {
-                // Only what the sender has sent (`b`): the rest is
-                // not missing, just not sent yet.
-                let n = h.recv[ri].received.len() as u32;
-                let lo = h.recv[ri].until;
-                self.nack_range(h, ctx, f, lo, n.min(b));
-                // ExpressPass: a lost request (or stop) left the
-                // flow without credits; the probe restarts them.
-                if !h.recv[ri].credits.on {
-                    self.restart_credits(h, ctx, f);
-                }
-            }
-        } else {
-            self.reply(ctx, f, wire::PROBE_ACK, a, 0);
+        if h.recv[ri].done {
+            self.reply(ctx, f, CreditMsg::Done);
+            return;
+        }
+        // Only what the sender has sent: the rest is not missing, just not
+        // sent yet.
+        let n = h.recv[ri].received.len() as u32;
+        let lo = h.recv[ri].until;
+        self.nack_range(h, ctx, f, lo, n.min(sent));
+        // ExpressPass: a lost request (or stop) left the flow without
+        // credits; the probe restarts them.
+        if !h.recv[ri].credits.on {
+            self.restart_credits(h, ctx, f);
         }
     }
 
-    /// Sender: the receiver misses `b` packets from index `a` on.
-    pub(super) fn on_nack(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, a: u64, b: u32) {
+    /// Sender: the receiver misses `count` packets from index `first` on.
+    pub(super) fn on_nack(
+        &self,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        first: u32,
+        count: u32,
+    ) {
         let s = &mut h.send[self.slots.send(f)];
         s.last_activity = ctx.now();
-        for i in a as u32..(a as u32).saturating_add(b) {
+        for i in first..first.saturating_add(count) {
             s.push_retx(i);
         }
         s.stop_sent = false;
@@ -359,14 +361,13 @@ impl CreditProtocol {
         let sent = s.next_new;
         h.stats.timeouts += 1;
         let spec = ctx.flow(f);
+        let status = CreditMsg::Status { sent };
         let p = message(
             ctx,
             f,
             spec.src,
             spec.dst,
-            wire::PROBE,
-            wire::STATUS,
-            sent,
+            status,
             SMALL_BYTES,
             Lane::Control,
         );

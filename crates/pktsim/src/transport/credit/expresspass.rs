@@ -19,7 +19,7 @@
 //! (jitter j = 0.1), which breaks the phase-locking of many synchronous
 //! credit streams.
 
-use super::wire::{self, message, Lane, CREDIT_BYTES};
+use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
 use super::{
     CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
     Design, T_CREDIT,
@@ -226,17 +226,8 @@ impl CreditDesign for XpassParams {
     fn start_flow(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let n = h.send[p.slots.send(f)].n;
         let spec = ctx.flow(f);
-        let m = message(
-            ctx,
-            f,
-            spec.src,
-            spec.dst,
-            wire::REQ,
-            n as u64,
-            0,
-            CREDIT_BYTES,
-            Lane::Control,
-        );
+        let req = CreditMsg::Req { packets: n };
+        let m = message(ctx, f, spec.src, spec.dst, req, CREDIT_BYTES, Lane::Control);
         ctx.send(m);
     }
 
@@ -246,14 +237,17 @@ impl CreditDesign for XpassParams {
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        a: u64,
-        _b: u32,
+        msg: CreditMsg,
         echo: Time,
     ) {
+        let CreditMsg::Credit { seq } = msg else {
+            debug_assert!(false, "not an ExpressPass credit: {msg:?}");
+            return;
+        };
         // A credit alone is no progress: one that finds nothing to send
         // must not hold off the timeout that repairs a hole.
         p.end_unscheduled(h, ctx, f);
-        if !p.send_scheduled(h, ctx, f, a as u32, echo) {
+        if !p.send_scheduled(h, ctx, f, seq, echo) {
             h.stats.credits_wasted += 1;
         }
     }
@@ -264,17 +258,15 @@ impl CreditDesign for XpassParams {
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        kind: u8,
-        _a: u64,
-        _b: u32,
+        msg: CreditMsg,
     ) {
-        match kind {
-            wire::REQ => {
+        match msg {
+            CreditMsg::Req { .. } => {
                 p.open_recv(h, ctx, f);
                 self.start_credits(p, h, ctx, f);
             }
-            wire::STOP => h.recv[p.slots.recv(f)].credits.on = false,
-            _ => debug_assert!(false, "unknown ExpressPass packet"),
+            CreditMsg::Stop => h.recv[p.slots.recv(f)].credits.on = false,
+            _ => debug_assert!(false, "not an ExpressPass message: {msg:?}"),
         }
     }
 
@@ -297,9 +289,7 @@ impl CreditDesign for XpassParams {
             f,
             spec.src,
             spec.dst,
-            wire::STOP,
-            0,
-            0,
+            CreditMsg::Stop,
             CREDIT_BYTES,
             Lane::Control,
         );
@@ -326,14 +316,13 @@ impl XpassParams {
         let seq = r.credits.seq;
         let rate = r.credits.rate;
         let spec = ctx.flow(f);
+        let credit = CreditMsg::Credit { seq };
         let m = message(
             ctx,
             f,
             spec.dst,
             spec.src,
-            wire::CREDIT,
-            seq as u64,
-            0,
+            credit,
             CREDIT_BYTES,
             Lane::Credit,
         );

@@ -36,7 +36,7 @@
 //! packet is ordinary. A packet not answered within 1.25 RTT + 1 ms (and
 //! T_wait at most) is lost.
 
-use super::wire::{self, message, Lane, CREDIT_BYTES};
+use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
 use super::{
     CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
     Design, Stats, T_EMU, T_SEND,
@@ -277,18 +277,21 @@ impl CreditDesign for FlashPassParams {
         }
     }
 
-    /// A credit echoing emulation packet `b`, sent at T = `a` ps.
+    /// A credit echoing an emulation packet and its send time T.
     fn on_credit(
         &self,
         p: &CreditProtocol,
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        a: u64,
-        b: u32,
+        msg: CreditMsg,
         _echo: Time,
     ) {
-        self.on_emulated_credit(p, h, ctx, f, Time(a), b);
+        let CreditMsg::EchoCredit { sent, seq } = msg else {
+            debug_assert!(false, "not a FlashPass credit: {msg:?}");
+            return;
+        };
+        self.on_emulated_credit(p, h, ctx, f, sent, seq);
     }
 
     fn on_message(
@@ -297,24 +300,21 @@ impl CreditDesign for FlashPassParams {
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        kind: u8,
-        a: u64,
-        b: u32,
+        msg: CreditMsg,
     ) {
-        if kind != wire::EMU {
-            debug_assert!(false, "unknown FlashPass packet");
+        let CreditMsg::Emu { sent, seq } = msg else {
+            debug_assert!(false, "not a FlashPass message: {msg:?}");
             return;
-        }
+        };
         // One credit per surviving emulation packet, echoing T.
         let spec = ctx.flow(f);
+        let credit = CreditMsg::EchoCredit { sent, seq };
         let m = message(
             ctx,
             f,
             spec.dst,
             spec.src,
-            wire::CREDIT,
-            a,
-            b,
+            credit,
             CREDIT_BYTES,
             Lane::Control,
         );
@@ -392,17 +392,8 @@ impl FlashPassParams {
         let ordinary = !over || expected < s.uncovered() as f64;
         let seq = s.emu.note_sent(now, ordinary);
         let spec = ctx.flow(f);
-        let mut m = message(
-            ctx,
-            f,
-            spec.src,
-            spec.dst,
-            wire::EMU,
-            now.ps(),
-            seq,
-            CREDIT_BYTES,
-            Lane::Credit,
-        );
+        let emu = CreditMsg::Emu { sent: now, seq };
+        let mut m = message(ctx, f, spec.src, spec.dst, emu, CREDIT_BYTES, Lane::Credit);
         if !ordinary {
             m.flags &= !flags::ECT;
             h.stats.emulation_overprovisioned += 1;

@@ -39,7 +39,7 @@ pub mod wire;
 
 use crate::engine::Rng;
 use crate::error::{Error, Result};
-use crate::packet::{FlowId, Header, NodeId, Packet};
+use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{parse_duration, Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
@@ -48,6 +48,7 @@ use serde::{Deserialize, Serialize};
 use datapath::{Receiver, Sender};
 use expresspass::XpassParams;
 use flashpass::FlashPassParams;
+use wire::CreditMsg;
 
 pub use expresspass::ExpressPassConfig;
 pub use flashpass::FlashPassConfig;
@@ -160,30 +161,25 @@ trait CreditDesign {
     }
     /// A new flow at its sender, after the shared state is set.
     fn start_flow(&self, _p: &CreditProtocol, _h: &mut CreditHost, _ctx: &mut Ctx, _f: FlowId) {}
-    /// A credit (`a`, `b` as in [`wire`]) reached the sender.
-    #[allow(clippy::too_many_arguments)]
+    /// A credit reached the sender (`echo`: the packet's `sent_at`).
     fn on_credit(
         &self,
         p: &CreditProtocol,
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        a: u64,
-        b: u32,
+        msg: CreditMsg,
         echo: Time,
     );
     /// A message only this design sends (not data, credits, or loss
     /// recovery).
-    #[allow(clippy::too_many_arguments)]
     fn on_message(
         &self,
         p: &CreditProtocol,
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
-        kind: u8,
-        a: u64,
-        b: u32,
+        msg: CreditMsg,
     );
     /// A timer of this design's own kinds, for flow `f`.
     fn on_timer(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, kind: u8);
@@ -365,24 +361,33 @@ impl HostProtocol for CreditProtocol {
     }
 
     fn on_packet(&self, h: &mut CreditHost, ctx: &mut Ctx, pkt: Packet) {
-        let Header::Ctrl { kind, a, b } = pkt.header else {
-            debug_assert!(false, "credit transport got a foreign packet");
+        let Some(msg) = CreditMsg::parse(&pkt.header) else {
+            debug_assert!(false, "credit transport got a foreign or unknown packet");
             return;
         };
         let f = pkt.flow;
-        match kind {
-            wire::CREDIT => {
+        match msg {
+            CreditMsg::Credit { .. } | CreditMsg::EchoCredit { .. } => {
                 if let Some(log) = h.credit_log.as_mut() {
                     log.push((pkt.dst, ctx.now()));
                 }
-                with_design!(&self.design, d => d.on_credit(self, h, ctx, f, a, b, pkt.sent_at))
+                with_design!(&self.design, d => d.on_credit(self, h, ctx, f, msg, pkt.sent_at))
             }
-            wire::DATA => self.on_data(h, ctx, pkt, a, b),
-            wire::ACK | wire::PROBE_ACK => self.on_first_rtt_ack(h, ctx, f, kind, a),
-            wire::PROBE => self.on_probe(h, ctx, f, a, b),
-            wire::NACK => self.on_nack(h, ctx, f, a, b),
-            wire::DONE => self.on_done(h, f),
-            _ => with_design!(&self.design, d => d.on_message(self, h, ctx, f, kind, a, b)),
+            CreditMsg::Data {
+                pkt: idx,
+                first_scheduled,
+                credit_seq,
+            } => self.on_data(h, ctx, pkt, idx, first_scheduled, credit_seq),
+            CreditMsg::Ack { .. } | CreditMsg::ProbeAck { .. } => {
+                self.on_first_rtt_ack(h, ctx, f, msg)
+            }
+            CreditMsg::Probe { last } => self.on_probe(h, ctx, f, last),
+            CreditMsg::Status { sent } => self.on_status(h, ctx, f, sent),
+            CreditMsg::Nack { first, count } => self.on_nack(h, ctx, f, first, count),
+            CreditMsg::Done => self.on_done(h, f),
+            CreditMsg::Req { .. } | CreditMsg::Stop | CreditMsg::Emu { .. } => {
+                with_design!(&self.design, d => d.on_message(self, h, ctx, f, msg))
+            }
         }
     }
 
