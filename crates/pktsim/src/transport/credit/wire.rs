@@ -117,6 +117,7 @@ const ECHO_CREDIT: u8 = 10;
 const STATUS: u64 = u64::MAX;
 
 impl Message for CreditMsg {
+    #[inline]
     fn header(self) -> Header {
         let (kind, a, b) = match self {
             CreditMsg::Req { packets } => (REQ, packets as u64, 0),
@@ -143,6 +144,7 @@ impl Message for CreditMsg {
         Header::Ctrl { kind, a, b }
     }
 
+    #[inline]
     fn parse(h: &Header) -> Option<Self> {
         let Header::Ctrl { kind, a, b } = *h else {
             return None;

@@ -45,6 +45,7 @@ const DATA: u8 = 3;
 const DATA_ACK: u8 = 4;
 
 impl Message for FcpMsg {
+    #[inline]
     fn header(self) -> Header {
         let (kind, a) = match self {
             FcpMsg::Req { seq } => (REQ, seq),
@@ -56,6 +57,7 @@ impl Message for FcpMsg {
         Header::Ctrl { kind, a, b: 0 }
     }
 
+    #[inline]
     fn parse(h: &Header) -> Option<Self> {
         let Header::Ctrl { kind, a, .. } = *h else {
             return None;
@@ -105,6 +107,7 @@ const E_DATA: u8 = 2;
 const E_DATA_ACK: u8 = 3;
 
 impl Message for EpochMsg {
+    #[inline]
     fn header(self) -> Header {
         let (kind, a, b) = match self {
             EpochMsg::Rts { remaining, done } => (E_RTS, remaining as u64, done as u32),
@@ -115,6 +118,7 @@ impl Message for EpochMsg {
         Header::Ctrl { kind, a, b }
     }
 
+    #[inline]
     fn parse(h: &Header) -> Option<Self> {
         let Header::Ctrl { kind, a, b } = *h else {
             return None;

@@ -41,6 +41,7 @@ const DATA: u8 = 2;
 const ACK: u8 = 3;
 
 impl Message for PhostMsg {
+    #[inline]
     fn header(self) -> Header {
         let (kind, a, b) = match self {
             PhostMsg::Rts { packets } => (RTS, packets as u64, 0),
@@ -55,6 +56,7 @@ impl Message for PhostMsg {
         Header::Ctrl { kind, a, b }
     }
 
+    #[inline]
     fn parse(h: &Header) -> Option<Self> {
         let Header::Ctrl { kind, a, b } = *h else {
             return None;
