@@ -78,6 +78,16 @@ pub trait Message: Copy + Sized {
     fn parse(h: &Header) -> Option<Self>;
 }
 
+/// Test helper: each of `msgs` comes back from its header, and a message
+/// of the family takes at most 16 bytes.
+#[cfg(test)]
+pub(crate) fn assert_round_trips<M: Message + PartialEq + std::fmt::Debug>(msgs: &[M]) {
+    assert!(std::mem::size_of::<M>() <= 16, "{msgs:?}");
+    for &m in msgs {
+        assert_eq!(M::parse(&m.header()), Some(m));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
