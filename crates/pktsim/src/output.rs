@@ -84,111 +84,162 @@ pub fn flows_batch(
     protocol: &str,
     host_names: Option<&[String]>,
 ) -> Result<RecordBatch> {
-    let n = flows.len();
-    let mut id = UInt32Builder::with_capacity(n);
-    let mut src = UInt32Builder::with_capacity(n);
-    let mut dst = UInt32Builder::with_capacity(n);
-    let mut size = UInt64Builder::with_capacity(n);
-    let mut start = UInt64Builder::with_capacity(n);
-    let mut finish = UInt64Builder::with_capacity(n);
-    let mut fct = UInt64Builder::with_capacity(n);
-    let mut ideal = UInt64Builder::with_capacity(n);
-    let mut fct_us = Float64Builder::with_capacity(n);
-    let mut slowdown = Float64Builder::with_capacity(n);
-    let mut received = UInt64Builder::with_capacity(n);
-    let mut retx = UInt32Builder::with_capacity(n);
-    let mut drops = UInt32Builder::with_capacity(n);
-    let mut proto = StringDictionaryBuilder::<Int32Type>::new();
-    let mut tag = StringDictionaryBuilder::<Int32Type>::new();
     // The `query` column only in runs with queries: other tables keep
     // their columns.
     let with_queries = flows.iter().any(|f| f.query.is_some());
-    let mut query = UInt32Builder::with_capacity(if with_queries { n } else { 0 });
-    let mut src_name = StringDictionaryBuilder::<Int32Type>::new();
-    let mut dst_name = StringDictionaryBuilder::<Int32Type>::new();
-    let name_of = |names: &[String], node: u32| -> Result<String> {
-        names
-            .get(node as usize)
-            .cloned()
-            .ok_or_else(|| io(format!("flow endpoint {node} has no host name")))
-    };
+    let mut cols = FlowColumns::new(flows.len(), with_queries);
     for f in flows {
-        id.append_value(f.id);
-        src.append_value(f.src.0);
-        dst.append_value(f.dst.0);
+        cols.push(f, protocol, host_names)?;
+    }
+    cols.finish(host_names.is_some())
+}
+
+/// The flows table's columns as they fill, one row per flow.
+struct FlowColumns {
+    id: UInt32Builder,
+    src: UInt32Builder,
+    dst: UInt32Builder,
+    size: UInt64Builder,
+    start: UInt64Builder,
+    finish: UInt64Builder,
+    fct: UInt64Builder,
+    ideal: UInt64Builder,
+    fct_us: Float64Builder,
+    slowdown: Float64Builder,
+    received: UInt64Builder,
+    retx: UInt32Builder,
+    drops: UInt32Builder,
+    proto: StringDictionaryBuilder<Int32Type>,
+    tag: StringDictionaryBuilder<Int32Type>,
+    /// Filled only when the table has the column.
+    query: UInt32Builder,
+    with_queries: bool,
+    src_name: StringDictionaryBuilder<Int32Type>,
+    dst_name: StringDictionaryBuilder<Int32Type>,
+}
+
+impl FlowColumns {
+    /// Empty columns for `n` flows.
+    fn new(n: usize, with_queries: bool) -> FlowColumns {
+        FlowColumns {
+            id: UInt32Builder::with_capacity(n),
+            src: UInt32Builder::with_capacity(n),
+            dst: UInt32Builder::with_capacity(n),
+            size: UInt64Builder::with_capacity(n),
+            start: UInt64Builder::with_capacity(n),
+            finish: UInt64Builder::with_capacity(n),
+            fct: UInt64Builder::with_capacity(n),
+            ideal: UInt64Builder::with_capacity(n),
+            fct_us: Float64Builder::with_capacity(n),
+            slowdown: Float64Builder::with_capacity(n),
+            received: UInt64Builder::with_capacity(n),
+            retx: UInt32Builder::with_capacity(n),
+            drops: UInt32Builder::with_capacity(n),
+            proto: StringDictionaryBuilder::<Int32Type>::new(),
+            tag: StringDictionaryBuilder::<Int32Type>::new(),
+            query: UInt32Builder::with_capacity(if with_queries { n } else { 0 }),
+            with_queries,
+            src_name: StringDictionaryBuilder::<Int32Type>::new(),
+            dst_name: StringDictionaryBuilder::<Int32Type>::new(),
+        }
+    }
+
+    /// One flow's row (its query only where the table has the column).
+    fn push(
+        &mut self,
+        f: &FlowResult,
+        protocol: &str,
+        host_names: Option<&[String]>,
+    ) -> Result<()> {
+        let name_of = |names: &[String], node: u32| -> Result<String> {
+            names
+                .get(node as usize)
+                .cloned()
+                .ok_or_else(|| io(format!("flow endpoint {node} has no host name")))
+        };
+        self.id.append_value(f.id);
+        self.src.append_value(f.src.0);
+        self.dst.append_value(f.dst.0);
         if let Some(names) = host_names {
-            src_name.append_value(name_of(names, f.src.0)?);
-            dst_name.append_value(name_of(names, f.dst.0)?);
+            self.src_name.append_value(name_of(names, f.src.0)?);
+            self.dst_name.append_value(name_of(names, f.dst.0)?);
         }
-        size.append_value(f.size_bytes);
-        start.append_value(f.start.ps());
-        finish.append_option(f.finish.map(|t| t.ps()));
-        fct.append_option(f.fct().map(|d| d.ps()));
-        ideal.append_value(f.ideal_fct.ps());
-        fct_us.append_option(f.fct().map(|d| d.ps() as f64 / 1e6));
-        slowdown.append_option(f.slowdown());
-        received.append_value(f.bytes_received);
-        retx.append_value(f.retransmits);
-        drops.append_value(f.drops);
-        proto.append_value(protocol);
-        tag.append_value(&f.tag);
+        self.size.append_value(f.size_bytes);
+        self.start.append_value(f.start.ps());
+        self.finish.append_option(f.finish.map(|t| t.ps()));
+        self.fct.append_option(f.fct().map(|d| d.ps()));
+        self.ideal.append_value(f.ideal_fct.ps());
+        self.fct_us
+            .append_option(f.fct().map(|d| d.ps() as f64 / 1e6));
+        self.slowdown.append_option(f.slowdown());
+        self.received.append_value(f.bytes_received);
+        self.retx.append_value(f.retransmits);
+        self.drops.append_value(f.drops);
+        self.proto.append_value(protocol);
+        self.tag.append_value(&f.tag);
+        if self.with_queries {
+            self.query.append_option(f.query);
+        }
+        Ok(())
+    }
+
+    /// The batch: the schema and the finished columns, in table order.
+    fn finish(mut self, with_names: bool) -> Result<RecordBatch> {
+        let with_queries = self.with_queries;
+        let dict = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        let mut fields = vec![
+            Field::new("flow_id", DataType::UInt32, false),
+            Field::new("src", DataType::UInt32, false),
+            Field::new("dst", DataType::UInt32, false),
+        ];
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(self.id.finish()),
+            Arc::new(self.src.finish()),
+            Arc::new(self.dst.finish()),
+        ];
+        if with_names {
+            fields.push(Field::new("src_name", dict(), false));
+            fields.push(Field::new("dst_name", dict(), false));
+            cols.push(Arc::new(self.src_name.finish()));
+            cols.push(Arc::new(self.dst_name.finish()));
+        }
+        fields.extend([
+            Field::new("size_bytes", DataType::UInt64, false),
+            Field::new("start_ps", DataType::UInt64, false),
+            Field::new("finish_ps", DataType::UInt64, true),
+            Field::new("fct_ps", DataType::UInt64, true),
+            Field::new("ideal_fct_ps", DataType::UInt64, false),
+            Field::new("fct_us", DataType::Float64, true),
+            Field::new("slowdown", DataType::Float64, true),
+            Field::new("bytes_received", DataType::UInt64, false),
+            Field::new("retransmits", DataType::UInt32, false),
+            Field::new("drops", DataType::UInt32, false),
+            Field::new("protocol", dict(), false),
+            Field::new("tag", dict(), false),
+        ]);
         if with_queries {
-            query.append_option(f.query);
+            fields.push(Field::new("query", DataType::UInt32, true));
         }
+        let schema = Schema::new(fields);
+        cols.extend::<[ArrayRef; 12]>([
+            Arc::new(self.size.finish()),
+            Arc::new(self.start.finish()),
+            Arc::new(self.finish.finish()),
+            Arc::new(self.fct.finish()),
+            Arc::new(self.ideal.finish()),
+            Arc::new(self.fct_us.finish()),
+            Arc::new(self.slowdown.finish()),
+            Arc::new(self.received.finish()),
+            Arc::new(self.retx.finish()),
+            Arc::new(self.drops.finish()),
+            Arc::new(self.proto.finish()),
+            Arc::new(self.tag.finish()),
+        ]);
+        if with_queries {
+            cols.push(Arc::new(self.query.finish()));
+        }
+        RecordBatch::try_new(Arc::new(schema), cols).map_err(io)
     }
-    let dict = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-    let mut fields = vec![
-        Field::new("flow_id", DataType::UInt32, false),
-        Field::new("src", DataType::UInt32, false),
-        Field::new("dst", DataType::UInt32, false),
-    ];
-    let mut cols: Vec<ArrayRef> = vec![
-        Arc::new(id.finish()),
-        Arc::new(src.finish()),
-        Arc::new(dst.finish()),
-    ];
-    if host_names.is_some() {
-        fields.push(Field::new("src_name", dict(), false));
-        fields.push(Field::new("dst_name", dict(), false));
-        cols.push(Arc::new(src_name.finish()));
-        cols.push(Arc::new(dst_name.finish()));
-    }
-    fields.extend([
-        Field::new("size_bytes", DataType::UInt64, false),
-        Field::new("start_ps", DataType::UInt64, false),
-        Field::new("finish_ps", DataType::UInt64, true),
-        Field::new("fct_ps", DataType::UInt64, true),
-        Field::new("ideal_fct_ps", DataType::UInt64, false),
-        Field::new("fct_us", DataType::Float64, true),
-        Field::new("slowdown", DataType::Float64, true),
-        Field::new("bytes_received", DataType::UInt64, false),
-        Field::new("retransmits", DataType::UInt32, false),
-        Field::new("drops", DataType::UInt32, false),
-        Field::new("protocol", dict(), false),
-        Field::new("tag", dict(), false),
-    ]);
-    if with_queries {
-        fields.push(Field::new("query", DataType::UInt32, true));
-    }
-    let schema = Schema::new(fields);
-    cols.extend::<[ArrayRef; 12]>([
-        Arc::new(size.finish()),
-        Arc::new(start.finish()),
-        Arc::new(finish.finish()),
-        Arc::new(fct.finish()),
-        Arc::new(ideal.finish()),
-        Arc::new(fct_us.finish()),
-        Arc::new(slowdown.finish()),
-        Arc::new(received.finish()),
-        Arc::new(retx.finish()),
-        Arc::new(drops.finish()),
-        Arc::new(proto.finish()),
-        Arc::new(tag.finish()),
-    ]);
-    if with_queries {
-        cols.push(Arc::new(query.finish()));
-    }
-    RecordBatch::try_new(Arc::new(schema), cols).map_err(io)
 }
 
 /// The queue samples as an Arrow record batch.

@@ -3,7 +3,7 @@
 //! an idle port's pass-through, a discipline) and whatever limit applies
 //! (the port's own, a shared buffer's threshold).
 
-use crate::common::prepare;
+use crate::common::{pairs, prepare, star};
 use pktsim::engine::{EventQueue, Rng};
 use pktsim::net::switch::{RefusalHook, Refused, SwitchView, Verdict};
 use pktsim::net::{NetEvent, Network};
@@ -23,29 +23,16 @@ impl RefusalHook for Recorder {
 
 /// A four-host star whose switch ports use `queue`, with a small per-port
 /// buffer or a shared one.
-fn star(queue: &str, protocol: &str, shared: bool) -> String {
+fn four_host_star(queue: &str, protocol: &str, shared: bool) -> String {
     let buffer = if shared {
         "shared_buffer = { bytes = 30000, alpha = 1.0 }"
     } else {
         "switch_buffer_bytes = 12000"
     };
     format!(
-        r#"
-[topology]
-kind = "star"
-hosts = 4
-host_rate = "10Gbps"
-link_delay = "1us"
-[network]
-switch_queue = {queue}
-{buffer}
-[transport]
-protocol = "{protocol}"
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = 1000
-"#
+        "{}[network]\nswitch_queue = {queue}\n{buffer}\n[transport]\nprotocol = \"{protocol}\"\n{}",
+        star(4, "1us"),
+        pairs("[[0, 1]]", 1000)
     )
 }
 
@@ -130,7 +117,7 @@ fn would_admit_predicts_every_enqueue_on_every_admission_path() {
     ] {
         for &shared in buffers {
             for eager in [true, false] {
-                let mut exp = prepare(&star(queue, protocol, shared));
+                let mut exp = prepare(&four_host_star(queue, protocol, shared));
                 if !eager {
                     exp.net.disable_eager_fifo();
                 }

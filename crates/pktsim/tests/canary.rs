@@ -4,11 +4,9 @@
 //! size — with many-to-one queries over background traffic, Canary
 //! completes queries faster on average than ECMP and than DIBS.
 
-use crate::common::{assert_conserved, prepare};
+use crate::common::{assert_conserved, host_facing, prepare, tcp_simulation, LeafSpine};
 use pktsim::metrics::queries::QueryStats;
 use pktsim::metrics::{DropReason, RunOutput};
-use pktsim::sim::Simulation;
-use pktsim::transport::tcp::{Tcp, TcpProtocol};
 
 /// The three switches of the paper under test, as `[network]` and
 /// `[transport]` lines.
@@ -50,14 +48,7 @@ fn queries_config(name: &str, seed: u64, hop_limit: u32) -> String {
     let (net, tr) = scheme(name);
     format!(
         r#"seed = {seed}
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 4
-hosts_per_leaf = 8
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "3us"
+{}
 [network]
 switch_buffer_bytes = 300000
 hop_limit = {hop_limit}
@@ -82,7 +73,15 @@ load = 0.45
 servers = 30
 queries = 120
 tag = "query"
-"#
+"#,
+        LeafSpine {
+            leaves: 4,
+            hosts_per_leaf: 8,
+            fabric_rate: "40Gbps",
+            link_delay: "3us",
+            ..LeafSpine::TEN_G
+        }
+        .toml()
     )
 }
 
@@ -90,26 +89,8 @@ tag = "query"
 /// (deflections received, whether it leads to a host).
 fn run_counting_ports(toml: &str) -> (RunOutput, Vec<(u64, bool)>) {
     let exp = prepare(toml);
-    let params = exp
-        .config
-        .transport
-        .tcp()
-        .expect("valid")
-        .expect("a TCP config");
-    let host_facing: Vec<bool> = exp
-        .net
-        .ports()
-        .iter()
-        .map(|p| p.peer.0 < exp.net.n_hosts())
-        .collect();
-    let mut sim = Simulation::new(
-        exp.net,
-        Tcp::new(TcpProtocol::new(params)),
-        exp.workload,
-        exp.format,
-        exp.limits,
-        1,
-    );
+    let host_facing = host_facing(&exp.net);
+    let mut sim = tcp_simulation(exp, 1);
     let reason = sim.run(None);
     let ports = sim
         .net

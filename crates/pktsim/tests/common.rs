@@ -1,7 +1,13 @@
-//! Helpers shared by the end-to-end tests.
+//! Helpers shared by the end-to-end tests: config sections that many tests
+//! build (a star, a leaf-spine, a dumbbell, static workloads), runs with a
+//! transport built by the test, and the assertions every run must pass.
 
 use pktsim::config::{Config, Experiment};
 use pktsim::metrics::RunOutput;
+use pktsim::net::Network;
+use pktsim::sim::{Simulation, Transport};
+use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
+use pktsim::Duration;
 use std::path::Path;
 
 /// Parse and prepare a config given as TOML text.
@@ -31,4 +37,160 @@ pub fn assert_conserved(out: &RunOutput) {
         );
     }
     assert!(c.sent[0] > 0, "no data sent");
+}
+
+/// Every flow of the run finished.
+pub fn assert_all_finished(out: &RunOutput) {
+    let open: Vec<usize> = (out.flows.iter().enumerate())
+        .filter(|(_, f)| f.finish.is_none())
+        .map(|(i, _)| i)
+        .collect();
+    assert!(open.is_empty(), "flows that never finished: {open:?}");
+}
+
+/// A simulation of a prepared experiment with a transport the test built
+/// (to reach its state afterwards), seeded with `seed`.
+pub fn simulation<T: Transport>(exp: Experiment, transport: T, seed: u64) -> Simulation<T> {
+    Simulation::new(
+        exp.net,
+        transport,
+        exp.workload,
+        exp.format,
+        exp.limits,
+        seed,
+    )
+}
+
+/// The TCP parameters of a TCP-family config.
+pub fn tcp_params(exp: &Experiment) -> TcpParams {
+    exp.config
+        .transport
+        .tcp()
+        .expect("valid")
+        .expect("a TCP-family protocol")
+}
+
+/// A simulation of a TCP-family experiment with the transport its config
+/// names, built here so that its per-flow state can be read afterwards.
+pub fn tcp_simulation(exp: Experiment, seed: u64) -> Simulation<Tcp> {
+    let tcp = Tcp::new(TcpProtocol::new(tcp_params(&exp)));
+    simulation(exp, tcp, seed)
+}
+
+/// A default TCP whose retransmission timer never goes below `min_rto`.
+pub fn tcp_with_min_rto(min_rto: Duration) -> Tcp {
+    Tcp::new(TcpProtocol::new(TcpParams {
+        min_rto,
+        ..Default::default()
+    }))
+}
+
+/// Per port of `net`, whether it leads to a host.
+pub fn host_facing(net: &Network) -> Vec<bool> {
+    net.ports()
+        .iter()
+        .map(|p| p.peer.0 < net.n_hosts())
+        .collect()
+}
+
+/// Each flow's completion time in nanoseconds, sorted.
+pub fn fcts_ns(out: &RunOutput) -> Vec<f64> {
+    let mut v: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|f| f.fct().expect("finished").ps() as f64 / 1e3)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// A `[topology]` section: `hosts` hosts on one switch, 10 Gbit/s links of
+/// `link_delay`.
+pub fn star(hosts: u32, link_delay: &str) -> String {
+    format!(
+        "[topology]\nkind = \"star\"\nhosts = {hosts}\nhost_rate = \"10Gbps\"\n\
+         link_delay = \"{link_delay}\"\n"
+    )
+}
+
+/// A leaf-spine `[topology]` section; start from [`LeafSpine::TEN_G`] and
+/// name what differs.
+#[derive(Clone, Copy, Debug)]
+pub struct LeafSpine {
+    /// Spine switches.
+    pub spines: u32,
+    /// Leaf switches.
+    pub leaves: u32,
+    /// Hosts under each leaf.
+    pub hosts_per_leaf: u32,
+    /// Host to leaf links.
+    pub host_rate: &'static str,
+    /// Leaf to spine links.
+    pub fabric_rate: &'static str,
+    /// Every link's one-way delay.
+    pub link_delay: &'static str,
+}
+
+impl LeafSpine {
+    /// Two spines, two leaves of four hosts, every link 10 Gbit/s and 1 us.
+    pub const TEN_G: LeafSpine = LeafSpine {
+        spines: 2,
+        leaves: 2,
+        hosts_per_leaf: 4,
+        host_rate: "10Gbps",
+        fabric_rate: "10Gbps",
+        link_delay: "1us",
+    };
+
+    /// The section as TOML.
+    pub fn toml(&self) -> String {
+        let LeafSpine {
+            spines,
+            leaves,
+            hosts_per_leaf,
+            host_rate,
+            fabric_rate,
+            link_delay,
+        } = self;
+        format!(
+            "[topology]\nkind = \"leaf_spine\"\nspines = {spines}\nleaves = {leaves}\n\
+             hosts_per_leaf = {hosts_per_leaf}\nhost_rate = \"{host_rate}\"\n\
+             fabric_rate = \"{fabric_rate}\"\nlink_delay = \"{link_delay}\"\n"
+        )
+    }
+}
+
+/// A `[topology]` section: `senders` hosts, 10 Gbit/s and 1 us each, into a
+/// 10 Gbit/s, 10 us bottleneck to one receiver.
+pub fn dumbbell(senders: u32) -> String {
+    format!(
+        "[topology]\nkind = \"dumbbell\"\nsenders = {senders}\nhost_rate = \"10Gbps\"\n\
+         host_delay = \"1us\"\nbottleneck_rate = \"10Gbps\"\nbottleneck_delay = \"10us\"\n"
+    )
+}
+
+/// A static `[[workload]]`: hosts `0..senders` each send `size` bytes to
+/// `receiver`, all at time zero.
+pub fn incast(senders: u32, receiver: u32, size: u64) -> String {
+    let list: Vec<String> = (0..senders).map(|i| i.to_string()).collect();
+    format!(
+        "[[workload]]\nkind = \"static\"\nsenders = [{}]\nreceiver = {receiver}\nsize = {size}\n",
+        list.join(", ")
+    )
+}
+
+/// A static `[[workload]]`: each `[src, dst]` pair of `pairs` (TOML, e.g.
+/// `[[0, 1]]`) sends `size` bytes at time zero.
+pub fn pairs(pairs: &str, size: u64) -> String {
+    format!("[[workload]]\nkind = \"static\"\npairs = {pairs}\nsize = {size}\n")
+}
+
+/// A config shipped under `experiments/` (`rel` below it), cut from its
+/// `shipped` flows to `flows`.
+pub fn shipped_config(rel: &str, shipped: u64, flows: u64) -> String {
+    let path = format!("{}/../../experiments/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("shipped config");
+    let key = format!("flows = {shipped}");
+    assert!(text.contains(&key), "{path}: no longer {key}");
+    text.replace(&key, &format!("flows = {flows}"))
 }

@@ -3,11 +3,12 @@
 //! FlashPass' send-time calibration against the data crash, and the
 //! direction of the paper's dynamic result at CI size.
 
-use crate::common::{assert_conserved, prepare, run};
+use crate::common::{
+    assert_all_finished, assert_conserved, incast, pairs, prepare, run, simulation, LeafSpine,
+};
 use pktsim::metrics::RunOutput;
 use pktsim::net::port::PortStats;
 use pktsim::packet::NodeId;
-use pktsim::sim::Simulation;
 use pktsim::time::{Duration, Time};
 use pktsim::transport::credit::{
     CreditProtocol, CreditTransport, Design, ExpressPassConfig, FlashPassConfig,
@@ -40,16 +41,22 @@ links = [
   {}
 ]
 [network]
-mss = 1460
-header_bytes = 78
-switch_queue = {{ kind = "credit_port" }}
-host_queue = {{ kind = "credit_port" }}
-switch_buffer_bytes = {}
+{}switch_buffer_bytes = {}
 load_balancing = "symmetric_ecmp"
 "#,
         hosts.join(", "),
         links.join(",\n  "),
+        credit_network("credit_port"),
         20_000 * rate_gbps
+    )
+}
+
+/// The `[network]` keys every credit run shares: the papers' packet format
+/// (1460 B of payload, 78 B of headers) and `queue` on every port.
+fn credit_network(queue: &str) -> String {
+    format!(
+        "mss = 1460\nheader_bytes = 78\nswitch_queue = {{ kind = \"{queue}\" }}\n\
+         host_queue = {{ kind = \"{queue}\" }}\n"
     )
 }
 
@@ -66,11 +73,7 @@ fn transport(proto: &str) -> String {
 }
 
 fn static_flows(n: usize, size: u64) -> String {
-    let senders: Vec<String> = (0..n).map(|i| i.to_string()).collect();
-    format!(
-        "[[workload]]\nkind = \"static\"\nsenders = [{}]\nreceiver = {n}\nsize = {size}\n",
-        senders.join(", ")
-    )
+    incast(n as u32, n as u32, size)
 }
 
 fn data_drops(out: &RunOutput) -> u64 {
@@ -87,11 +90,7 @@ fn flashpass_loses_no_data_in_an_n_to_1_with_heterogeneous_rtts() {
         static_flows(access.len(), 3_000_000)
     );
     let out = run(&toml);
-    assert!(
-        out.flows.iter().all(|f| f.finish.is_some()),
-        "{:?}",
-        out.flows
-    );
+    assert_all_finished(&out);
     assert_eq!(data_drops(&out), 0);
 }
 
@@ -148,7 +147,7 @@ fn run_credit(
     let exp = prepare(toml);
     let mut t = CreditTransport::new(CreditProtocol::new(design, common));
     t.protocol_mut().log_credits = log;
-    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, t, 1);
     sim.setup().expect("setup");
     let reason = sim.run(None);
     let ports = sim
@@ -228,34 +227,24 @@ fn credits_never_exceed_the_rate_cap() {
 #[test]
 fn credits_and_data_take_the_same_path() {
     let toml = |proto: &str| {
+        let topology = LeafSpine {
+            spines: 4,
+            ..LeafSpine::TEN_G
+        };
         format!(
-            r#"
-[topology]
-kind = "leaf_spine"
-spines = 4
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "10Gbps"
-link_delay = "1us"
-[network]
-mss = 1460
-header_bytes = 78
-switch_queue = {{ kind = "credit_port" }}
-host_queue = {{ kind = "credit_port" }}
-load_balancing = "symmetric_ecmp"
-{}
-[[workload]]
-kind = "static"
-pairs = [[0, 4], [1, 5], [2, 6], [3, 7], [0, 7], [3, 4], [1, 6], [2, 5]]
-size = 300000
-"#,
-            transport(proto)
+            "{}[network]\n{}load_balancing = \"symmetric_ecmp\"\n{}{}",
+            topology.toml(),
+            credit_network("credit_port"),
+            transport(proto),
+            pairs(
+                "[[0, 4], [1, 5], [2, 6], [3, 7], [0, 7], [3, 4], [1, 6], [2, 5]]",
+                300_000
+            )
         )
     };
     let (xp, common) = ExpressPassConfig::default().params().unwrap();
     let (out, ports, _) = run_credit(&toml("expresspass"), Design::ExpressPass(xp), common, false);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
     let exp = prepare(&toml("expresspass"));
     let name = |n: NodeId| exp.net.nodes()[n.idx()].name.clone();
     // Per spine: data bytes down to leaf1 and credit bytes down to leaf0.
@@ -330,7 +319,7 @@ fn send_time_calibration_prevents_the_data_crash() {
     .params()
     .unwrap();
     let (out, ports, _) = run_credit(&toml, Design::FlashPass(fp), common, false);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
     let fp_queue = bottleneck_max_packets(&ports);
     // Receiver-driven credits (ExpressPass at its full initial rate): the
     // data leave when the credits arrive, so flow 2's, on the shorter RTT,
@@ -342,7 +331,7 @@ fn send_time_calibration_prevents_the_data_crash() {
     .params()
     .unwrap();
     let (out0, ports0, _) = run_credit(&toml, Design::ExpressPass(xp), common, false);
-    assert!(out0.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out0);
     let crash_queue = bottleneck_max_packets(&ports0);
     // The paper's ns-2 run: ≤ 6 packets with equal RTTs; here the emulation
     // queues' 8 packets and the NIC's 2-credit burst allow a little more.
@@ -389,11 +378,7 @@ links = [
   {}
 ]
 [network]
-mss = 1460
-header_bytes = 78
-switch_queue = {{ kind = "{queue}" }}
-host_queue = {{ kind = "{queue}" }}
-switch_buffer_bytes = 20000
+{}switch_buffer_bytes = 20000
 {}
 [[workload]]
 kind = "poisson"
@@ -410,6 +395,7 @@ time_limit = "10s"
             .collect::<Vec<_>>()
             .join(", "),
         links.join(",\n  "),
+        credit_network(queue),
         transport(proto)
     )
 }

@@ -8,52 +8,35 @@
 //! - at CI size FastLane cuts the p99.9 FCT of 8 KB incast replies for
 //!   TCP-CoDel and for pFabric.
 
-use crate::common::{assert_conserved, prepare, run};
+use crate::common::{
+    self, assert_all_finished, assert_conserved, fcts_ns, prepare, run, simulation, star,
+    tcp_with_min_rto, LeafSpine,
+};
 use pktsim::metrics::summary::Stats;
 use pktsim::metrics::RunOutput;
 use pktsim::net::queue::Queue;
-use pktsim::sim::Simulation;
-use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
 use pktsim::Duration;
 
 /// Three one-packet flows (1460 B payload, 1500 B on the wire) into one
 /// 10 Gbit/s port that holds one packet: exactly one is dropped.
 fn three_into_one(queue: &str, protocol: &str, fastlane: &str) -> String {
     format!(
-        r#"
-[topology]
-kind = "star"
-hosts = 4
-host_rate = "10Gbps"
-link_delay = "1us"
+        r#"{}
 [network]
 switch_queue = {{ kind = "{queue}" }}
 switch_buffer_bytes = 1500
 {fastlane}
 [transport]
 protocol = "{protocol}"
-[[workload]]
-kind = "static"
-senders = [0, 1, 2]
-receiver = 3
-size = 1460
-"#
+{}"#,
+        star(4, "1us"),
+        common::incast(3, 3, 1460)
     )
 }
 
 /// Lane room for two notices in a 1500-byte buffer (2.5 % is 37 bytes,
 /// less than one 64-byte notice).
 const FASTLANE_ROOMY: &str = "[network.fastlane]\nbuffer_cap = 0.1";
-
-fn fcts_ns(out: &RunOutput) -> Vec<f64> {
-    let mut v: Vec<f64> = out
-        .flows
-        .iter()
-        .map(|f| f.fct().expect("finished").ps() as f64 / 1e3)
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v
-}
 
 #[test]
 fn a_single_drop_is_resent_one_notification_trip_after_it() {
@@ -87,14 +70,8 @@ fn a_single_drop_is_resent_one_notification_trip_after_it() {
 /// 16 senders to one receiver through a star switch, 60 KB each, so that
 /// many packets are dropped.
 fn incast(queue: &str, fastlane: &str) -> String {
-    let senders: Vec<String> = (0..16).map(|i| i.to_string()).collect();
     format!(
-        r#"
-[topology]
-kind = "star"
-hosts = 17
-host_rate = "10Gbps"
-link_delay = "1us"
+        r#"{}
 [network]
 switch_queue = {{ kind = "{queue}" }}
 switch_buffer_bytes = 60000
@@ -102,13 +79,9 @@ switch_buffer_bytes = 60000
 [transport]
 protocol = "tcp"
 min_rto = "200us"
-[[workload]]
-kind = "static"
-senders = [{}]
-receiver = 16
-size = 60000
-"#,
-        senders.join(", ")
+{}"#,
+        star(17, "1us"),
+        common::incast(16, 16, 60_000)
     )
 }
 
@@ -116,11 +89,7 @@ size = 60000
 /// peak notice bytes, lane cap, port rate in bit/s).
 fn run_with_lanes(toml: &str) -> (RunOutput, Vec<(u64, u64, u64, u64)>) {
     let exp = prepare(toml);
-    let tcp = Tcp::new(TcpProtocol::new(TcpParams {
-        min_rto: Duration::from_us(200),
-        ..Default::default()
-    }));
-    let mut sim = Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, tcp_with_min_rto(Duration::from_us(200)), 1);
     let reason = sim.run(None);
     let lanes = sim
         .net
@@ -168,7 +137,7 @@ fn notices_stay_within_their_bandwidth_and_buffer_caps() {
             assert!(peak <= cap, "lane held {peak} B over its cap of {cap} B");
             assert_eq!(cap, cap_of(60_000, buffer));
         }
-        assert!(out.flows.iter().all(|f| f.finish.is_some()));
+        assert_all_finished(&out);
     }
 }
 
@@ -191,7 +160,7 @@ fn above_the_buffer_cap_drops_stay_silent_and_flows_recover_by_timeout() {
     assert_eq!(pc["fastlane_silent_buffer_cap"], drops, "every drop silent");
     assert!(!pc.contains_key("notices"), "no notice reached a source");
     assert!(pc["timeouts"] + pc["fast_recoveries"] > 0, "{pc:?}");
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
 }
 
 #[test]
@@ -214,17 +183,14 @@ fn conservation_counts_notices_as_switch_made_packets() {
 fn ci_mix(queue: &str, protocol: &str, rto: &str, fastlane: bool) -> String {
     let fl = if fastlane { "[network.fastlane]" } else { "" };
     let rto_key = if protocol == "tcp" { "min_rto" } else { "rto" };
+    let topology = LeafSpine {
+        leaves: 4,
+        ..LeafSpine::TEN_G
+    };
     format!(
         r#"
 seed = 1
-[topology]
-kind = "leaf_spine"
-leaves = 4
-spines = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "10Gbps"
-link_delay = "1us"
+{}
 [network]
 switch_queue = {queue}
 switch_buffer_bytes = 36000
@@ -245,7 +211,8 @@ cdf = "tests/data/fixed_1mb.cdf"
 load = 0.4
 flows = 60
 tag = "background"
-"#
+"#,
+        topology.toml()
     )
 }
 
@@ -310,5 +277,5 @@ fn with_notices_spraying_tcp_stops_taking_reordering_for_loss() {
         dup(&fl),
         dup(&base)
     );
-    assert!(fl.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&fl);
 }

@@ -1,7 +1,7 @@
 //! Fastpass end to end: the zero-queue property, fairness, FCP's recovery
 //! of lost demands, path selection, and the pHost paper's epoch model.
 
-use crate::common::{assert_conserved, prepare, run};
+use crate::common::{self, assert_conserved, prepare, run, simulation, star, LeafSpine};
 use pktsim::metrics::RunOutput;
 use pktsim::net::Network;
 use pktsim::sim::{Simulation, StopReason};
@@ -12,28 +12,20 @@ use pktsim::transport::fastpass::{Fastpass, FastpassParams, FastpassProtocol, Fa
 /// Fastpass the config adds the arbiter as one more host on the switch.
 fn rack(hosts: u32, transport: &str, workload: &str) -> String {
     format!(
-        r#"
-[topology]
-kind = "star"
-hosts = {hosts}
-host_rate = "10Gbps"
-link_delay = "0.2us"
+        r#"{}
 [network]
 switch_queue = {{ kind = "priority", classes = 2 }}
 [transport]
 {transport}
 {workload}
-"#
+"#,
+        star(hosts, "0.2us")
     )
 }
 
 /// Senders 0..k all sending `size` bytes to host k, starting together.
 fn incast(k: u32, size: u64) -> String {
-    let senders: Vec<String> = (0..k).map(|i| i.to_string()).collect();
-    format!(
-        "[[workload]]\nkind = \"static\"\nsenders = [{}]\nreceiver = {k}\nsize = {size}\n",
-        senders.join(", ")
-    )
+    common::incast(k, k, size)
 }
 
 /// Largest number of packets held at once (waiting, or about to start) by
@@ -70,7 +62,7 @@ fn fastpass_sim(toml: &str, params: Option<FastpassParams>) -> Simulation<Fastpa
             Fastpass::new(FastpassProtocol::new(FastpassParams::default()))
         }
     };
-    Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
+    simulation(exp, t, 1)
 }
 
 fn finish<T: pktsim::sim::Transport>(mut sim: Simulation<T>) -> (Simulation<T>, StopReason) {
@@ -114,14 +106,9 @@ fn fastpass_switch_queues_hold_at_most_one_packet_while_tcp_builds_a_queue() {
     );
 
     let exp = prepare(&rack(5, "protocol = \"tcp\"", &w));
-    let mut sim = Simulation::new(
-        exp.net,
-        pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(tcp_params())),
-        exp.workload,
-        exp.format,
-        exp.limits,
-        1,
-    );
+    let tcp =
+        pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(tcp_params()));
+    let mut sim = simulation(exp, tcp, 1);
     let reason = sim.run(None);
     let tcp_queue = max_switch_queue(&sim.net, false);
     let out = sim.finish(reason);
@@ -236,26 +223,21 @@ fn lost_demands_are_resent_after_the_fcp_timeout_and_nothing_is_lost() {
 /// Traffic goes one way (rack 0 to rack 1) so that the data ACKs, which
 /// Fastpass here does not schedule, use the other direction.
 fn two_racks(transport: &str, lb: &str) -> String {
+    let topology = LeafSpine {
+        spines: 4,
+        link_delay: "0.2us",
+        ..LeafSpine::TEN_G
+    };
     format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 4
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "10Gbps"
-link_delay = "0.2us"
+        r#"{}
 [network]
 load_balancing = "{lb}"
 switch_queue = {{ kind = "priority", classes = 2 }}
 [transport]
 {transport}
-[[workload]]
-kind = "static"
-pairs = [[0, 4], [1, 5], [2, 6], [3, 7]]
-size = 500000
-"#
+{}"#,
+        topology.toml(),
+        common::pairs("[[0, 4], [1, 5], [2, 6], [3, 7]]", 500_000)
     )
 }
 
@@ -286,16 +268,16 @@ fn path_selection_keeps_spine_queues_empty_where_ecmp_collides() {
 }
 
 fn mixed(transport: &str) -> String {
+    let topology = LeafSpine {
+        spines: 4,
+        leaves: 3,
+        hosts_per_leaf: 8,
+        host_rate: "10Gbps",
+        fabric_rate: "40Gbps",
+        link_delay: "0.2us",
+    };
     format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 4
-leaves = 3
-hosts_per_leaf = 8
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "0.2us"
+        r#"{}
 [network]
 forwarding = "cut_through"
 load_balancing = "spray_round_robin"
@@ -308,7 +290,8 @@ kind = "poisson"
 cdf = "websearch"
 load = 0.5
 flows = 300
-"#
+"#,
+        topology.toml()
     )
 }
 

@@ -1,32 +1,23 @@
 //! One flow on an idle path finishes exactly at its ideal FCT.
 
-use crate::common::run;
+use crate::common::{pairs, run, LeafSpine};
 
 fn leaf_spine(forwarding: &str, size: u64) -> String {
     leaf_spine_delay(forwarding, size, "0.2us")
 }
 
-fn leaf_spine_delay(forwarding: &str, size: u64, delay: &str) -> String {
+fn leaf_spine_delay(forwarding: &str, size: u64, delay: &'static str) -> String {
+    let topology = LeafSpine {
+        hosts_per_leaf: 2,
+        fabric_rate: "40Gbps",
+        link_delay: delay,
+        ..LeafSpine::TEN_G
+    };
     format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 2
-hosts_per_leaf = 2
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "{delay}"
-[network]
-forwarding = "{forwarding}"
-[transport]
-protocol = "tcp"
-init_cwnd = 10
-[[workload]]
-kind = "static"
-pairs = [[0, 3]]
-size = {size}
-"#
+        "{}[network]\nforwarding = \"{forwarding}\"\n[transport]\nprotocol = \"tcp\"\n\
+         init_cwnd = 10\n{}",
+        topology.toml(),
+        pairs("[[0, 3]]", size)
     )
 }
 

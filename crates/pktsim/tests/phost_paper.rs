@@ -1,20 +1,12 @@
 //! A CI-sized version of the pHost paper's evaluation (experiments/phost):
 //! the shipped configs, cut to 2,000 web-search flows at load 0.6.
 
-use crate::common::{assert_conserved, prepare};
+use crate::common::{run, shipped_config};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 
 /// Run `experiments/phost/<file>` with `flows` flows and summarise it.
 fn run_experiment(file: &str, flows: u64) -> Summary {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../experiments/phost/").to_string() + file;
-    let text = std::fs::read_to_string(&path).expect("experiment config exists");
-    assert!(
-        text.contains("flows = 100000"),
-        "{file}: paper size changed"
-    );
-    let toml = text.replace("flows = 100000", &format!("flows = {flows}"));
-    let out = prepare(&toml).run(None).expect("runs");
-    assert_conserved(&out);
+    let out = run(&shipped_config(&format!("phost/{file}"), 100_000, flows));
     assert_eq!(
         out.stop_reason, "all_flows_done",
         "{file}: not every flow finished"

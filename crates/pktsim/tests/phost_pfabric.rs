@@ -1,6 +1,8 @@
 //! pFabric and pHost end to end.
 
-use crate::common::{assert_conserved, prepare, run};
+use crate::common::{
+    assert_all_finished, assert_conserved, pairs, prepare, run, simulation, LeafSpine,
+};
 use pktsim::packet::{FlowId, Header, NodeId, Packet};
 use pktsim::sim::Simulation;
 use pktsim::sim::{Ctx, Setup, Transport};
@@ -8,18 +10,17 @@ use pktsim::time::{Duration, Time};
 use pktsim::transport::pfabric::{Pfabric, PfabricParams, PfabricProtocol};
 use pktsim::transport::phost::{Phost, PhostParams, PhostProtocol};
 
+/// Two racks under 40 Gbit/s spines, 0.2 us links.
+const FABRIC_40G: LeafSpine = LeafSpine {
+    fabric_rate: "40Gbps",
+    link_delay: "0.2us",
+    ..LeafSpine::TEN_G
+};
+
 /// A small two-rack fabric with pFabric switch queues.
 fn fabric(transport: &str, queue_bytes: u64, workload: &str) -> String {
     format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 2
-hosts_per_leaf = 8
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "0.2us"
+        r#"{}
 [network]
 forwarding = "cut_through"
 load_balancing = "spray_round_robin"
@@ -28,7 +29,12 @@ switch_buffer_bytes = {queue_bytes}
 [transport]
 {transport}
 {workload}
-"#
+"#,
+        LeafSpine {
+            hosts_per_leaf: 8,
+            ..FABRIC_40G
+        }
+        .toml()
     )
 }
 
@@ -70,10 +76,7 @@ fn pfabric_recovers_losses_by_timeout() {
     // with duplicate-ACK retransmission off only the fixed RTO recovers them.
     let out = run(&fabric("protocol = \"pfabric\"", 9_000, &incast_12_to_1(3)));
     assert!(out.counters.dropped_total(0) > 0, "no drops");
-    assert!(
-        out.flows.iter().all(|f| f.finish.is_some()),
-        "a flow never finished"
-    );
+    assert_all_finished(&out);
     assert!(out.flows.iter().map(|f| f.retransmits).sum::<u32>() > 0);
 }
 
@@ -95,7 +98,7 @@ fn drops_are_counted_where_they_happen() {
     );
     let out = run(&toml);
     assert!(out.counters.dropped_at[0][DropSite::HostNic as usize] > 0);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
 }
 
 /// A transport whose arriving packets are first shown to `keep`, with
@@ -166,7 +169,7 @@ size = 30000
         state: 0u32,
         keep: lose_last_packet_once,
     };
-    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, t, 1);
     let reason = sim.run(None);
     assert_eq!(sim.transport.state, 1, "the last packet was not lost once");
     let out = sim.finish(reason);
@@ -225,7 +228,7 @@ size = 17520
         },
         keep: lose_first_copies,
     };
-    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, t, 1);
     let reason = sim.run(None);
     assert_eq!(sim.transport.state.lost, 3);
     let sent = std::mem::take(&mut sim.transport.state.retx_sent_at);
@@ -271,7 +274,7 @@ fn phost_sim_with(toml: &str, params: PhostParams) -> Simulation<Phost> {
     let exp = prepare(toml);
     let mut t = Phost::new(PhostProtocol::new(params));
     t.protocol_mut().logs = true;
-    Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1)
+    simulation(exp, t, 1)
 }
 
 /// Tokens issued by every receiver of a pHost run.
@@ -307,7 +310,7 @@ size = 300000
     let log = token_log(&sim.transport, 0);
     let out = sim.finish(reason);
     assert_conserved(&out);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
     let times: Vec<u64> = log.iter().map(|t| t.ps()).collect();
     assert!(times.len() > 500, "{} tokens", times.len());
     // While the receiver has demand: the first 400 gaps.
@@ -338,13 +341,8 @@ fn phost_receiver_paces_tokens_at_one_per_mtu_time() {
 #[test]
 fn phost_short_flow_needs_no_tokens() {
     // 8 packets: sent at once with free tokens, done in one trip.
-    let w = r#"
-[[workload]]
-kind = "static"
-pairs = [[0, 12]]
-size = 11680
-"#;
-    let mut sim = phost_sim(&fabric("protocol = \"phost\"", 36_864, w));
+    let w = pairs("[[0, 12]]", 11_680);
+    let mut sim = phost_sim(&fabric("protocol = \"phost\"", 36_864, &w));
     let reason = sim.run(None);
     let issued = tokens_issued(&sim.transport);
     let out = sim.finish(reason);
@@ -379,10 +377,7 @@ receiver = 0
     assert_conserved(&out);
     assert!(out.counters.dropped_total(0) > 0, "no data dropped");
     assert!(issued > 0, "no tokens re-issued");
-    assert!(
-        out.flows.iter().all(|f| f.finish.is_some()),
-        "a flow never finished"
-    );
+    assert_all_finished(&out);
     assert!(
         data.iter().all(|&(_, _, expires, sent)| sent <= expires),
         "an expired token was used"
@@ -395,13 +390,8 @@ fn phost_receiver_stops_after_window_unechoed_tokens() {
     // receiver grants `window` (8) tokens, as the 2015 code does (its count
     // of unechoed tokens starts from an echo of -1), then waits out the
     // downgrade timeout of 15 packet times before one more.
-    let w = r#"
-[[workload]]
-kind = "static"
-pairs = [[1, 0]]
-size = 146000
-"#;
-    let exp = prepare(&fabric("protocol = \"phost\"", 36_864, w));
+    let w = pairs("[[1, 0]]", 146_000);
+    let exp = prepare(&fabric("protocol = \"phost\"", 36_864, &w));
     let mut inner = Phost::new(PhostProtocol::new(PhostParams::default()));
     inner.protocol_mut().logs = true;
     // The receivers never see any data: no token is ever echoed.
@@ -410,7 +400,7 @@ size = 146000
         state: (),
         keep: |_, _, pkt| pkt.kind != pktsim::packet::PacketKind::Data,
     };
-    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, t, 1);
     sim.run_until(pktsim::time::Time::ZERO + Duration::from_us(100), None);
     let log = token_log(&sim.transport.inner, 0);
     let times: Vec<u64> = log.iter().map(|t| t.ps()).collect();
@@ -467,7 +457,7 @@ start = "100ns"
         state: Vec::new(),
         keep: record_data_prios,
     };
-    let mut sim = Simulation::new(exp.net, t, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, t, 1);
     let reason = sim.run(None);
     let issued = tokens_issued(&sim.transport.inner);
     let data = data_log(&sim.transport.inner);
@@ -478,7 +468,7 @@ start = "100ns"
     let prios = std::mem::take(&mut sim.transport.state);
     let out = sim.finish(reason);
     assert_conserved(&out);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
     // Data of the long flow (29,200 B) sent before the receiver sent any
     // token: on free tokens.
     let long = out
@@ -540,28 +530,27 @@ fn a_cut_through_uplink_serves_ready_packets_while_a_faster_hop_waits_for_bits()
     // and the largest flow 53 % late here). Offered only once it could
     // start, the uplink keeps up: nothing is dropped or resent and every
     // flow ends within 1 us of its ideal FCT.
-    let toml = r#"
-[topology]
-kind = "leaf_spine"
-spines = 1
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "0.2us"
+    let toml = format!(
+        r#"{}
 [network]
 forwarding = "cut_through"
 load_balancing = "spray_round_robin"
-switch_queue = { kind = "pfabric" }
-host_queue = { kind = "pfabric" }
+switch_queue = {{ kind = "pfabric" }}
+host_queue = {{ kind = "pfabric" }}
 switch_buffer_bytes = 36000
 [transport]
 protocol = "pfabric"
 [[workload]]
 kind = "csv"
 file = "tests/data/rack_to_rack_four.csv"
-"#;
-    let out = run(toml);
+"#,
+        LeafSpine {
+            spines: 1,
+            ..FABRIC_40G
+        }
+        .toml()
+    );
+    let out = run(&toml);
     assert_eq!(out.counters.dropped_total(0), 0, "data drops");
     for f in &out.flows {
         assert_eq!(f.retransmits, 0, "flow of {} B", f.size_bytes);
@@ -581,21 +570,10 @@ fn a_packet_through_an_idle_pfabric_port_counts_as_a_one_packet_queue() {
     // the round trip through the queue). The ports' statistics must still
     // show what a queue that held it for an instant shows: one packet of
     // full size at most, on exactly the switch ports of its path.
-    let w = r#"
-[[workload]]
-kind = "static"
-pairs = [[0, 8]]
-size = 30000
-"#;
-    let exp = prepare(&fabric(r#"protocol = "pfabric""#, 36_000, w));
-    let mut sim = Simulation::new(
-        exp.net,
-        Pfabric::new(PfabricProtocol::new(PfabricParams::default())),
-        exp.workload,
-        exp.format,
-        exp.limits,
-        1,
-    );
+    let w = pairs("[[0, 8]]", 30_000);
+    let exp = prepare(&fabric(r#"protocol = "pfabric""#, 36_000, &w));
+    let pfabric = Pfabric::new(PfabricProtocol::new(PfabricParams::default()));
+    let mut sim = simulation(exp, pfabric, 1);
     sim.setup().expect("set up");
     let reason = sim.run(None);
     let n_hosts = sim.net.n_hosts();

@@ -4,26 +4,21 @@
 //! notices and trimmed headers in the conservation books, symmetric ECMP,
 //! and a rate-limited queue.
 
-use crate::common::{assert_conserved, prepare};
+use crate::common::{
+    self, assert_all_finished, assert_conserved, host_facing, prepare, run, simulation, star,
+    tcp_with_min_rto, LeafSpine,
+};
 use pktsim::config::Experiment;
 use pktsim::metrics::{DropReason, RunOutput};
 use pktsim::net::port::PortStats;
 use pktsim::net::switch::{RefusalHook, Refused, SwitchView, Verdict};
 use pktsim::packet::{NodeId, Packet, PortId};
-use pktsim::sim::Simulation;
-use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
 use std::sync::{Arc, Mutex};
 
 /// 16 senders to one receiver through one switch with a small buffer.
 fn incast(queue: &str, extra_network: &str) -> String {
-    let senders: Vec<String> = (0..16).map(|i| i.to_string()).collect();
     format!(
-        r#"
-[topology]
-kind = "star"
-hosts = 17
-host_rate = "10Gbps"
-link_delay = "1us"
+        r#"{}
 [network]
 switch_queue = {queue}
 switch_buffer_bytes = 30000
@@ -31,13 +26,9 @@ switch_buffer_bytes = 30000
 [transport]
 protocol = "tcp"
 min_rto = "100us"
-[[workload]]
-kind = "static"
-senders = [{}]
-receiver = 16
-size = 100000
-"#,
-        senders.join(", ")
+{}"#,
+        star(17, "1us"),
+        common::incast(16, 16, 100_000)
     )
 }
 
@@ -80,17 +71,9 @@ fn run_with(
     if hook.is_some() {
         exp.net.set_refusal_hook(hook);
     }
-    let host_facing: Vec<bool> = exp
-        .net
-        .ports()
-        .iter()
-        .map(|p| p.peer.0 < exp.net.n_hosts())
-        .collect();
-    let tcp = Tcp::new(TcpProtocol::new(TcpParams {
-        min_rto: pktsim::Duration::from_us(100),
-        ..Default::default()
-    }));
-    let mut sim = Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
+    let host_facing = host_facing(&exp.net);
+    let tcp = tcp_with_min_rto(pktsim::Duration::from_us(100));
+    let mut sim = simulation(exp, tcp, 1);
     let reason = sim.run(None);
     let ports = sim
         .net
@@ -173,17 +156,13 @@ impl RefusalHook for ToyDeflector {
 /// Incast across a leaf-spine: 12 senders on two leaves to one receiver on
 /// a third, shallow buffers, a small hop limit.
 fn leaf_spine_incast(extra_network: &str) -> String {
-    let senders: Vec<String> = (0..12).map(|i| i.to_string()).collect();
+    let topology = LeafSpine {
+        leaves: 3,
+        hosts_per_leaf: 6,
+        ..LeafSpine::TEN_G
+    };
     format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 3
-hosts_per_leaf = 6
-host_rate = "10Gbps"
-fabric_rate = "10Gbps"
-link_delay = "1us"
+        r#"{}
 [network]
 switch_buffer_bytes = 15000
 hop_limit = 7
@@ -191,13 +170,9 @@ hop_limit = 7
 [transport]
 protocol = "tcp"
 min_rto = "100us"
-[[workload]]
-kind = "static"
-senders = [{}]
-receiver = 17
-size = 60000
-"#,
-        senders.join(", ")
+{}"#,
+        topology.toml(),
+        common::incast(12, 17, 60_000)
     )
 }
 
@@ -223,7 +198,7 @@ fn a_deflecting_switch_never_uses_host_facing_ports_and_the_hop_limit_bounds_loo
     assert!(s.max_hops <= 7, "a packet crossed {} links", s.max_hops);
     assert!(c.dropped[0][DropReason::HopLimit as usize] > 0, "{c:?}");
     assert_eq!(s.refusals, total_drops(&out) + c.deflected);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
 }
 
 #[test]
@@ -254,7 +229,7 @@ fn conservation_holds_with_switch_made_notices_and_trimmed_headers() {
     // One notice per dropped data packet, unless the notice itself was
     // refused on its way back.
     assert!(c.made[1] <= c.dropped_total(0));
-    assert!(notices.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&notices);
 
     let trimmed = prepare(&incast(
         r#"{ kind = "priority", classes = 2 }"#,
@@ -282,25 +257,14 @@ fn down_bytes_by_spine(out_ports: &[PortAfter], exp: &Experiment, leaf: &str) ->
 }
 
 fn single_flow_spines(lb: &str, src: u32, dst: u32) -> (usize, usize) {
+    let topology = LeafSpine {
+        spines: 4,
+        ..LeafSpine::TEN_G
+    };
     let toml = format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 4
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "10Gbps"
-link_delay = "1us"
-[network]
-load_balancing = "{lb}"
-[transport]
-protocol = "tcp"
-[[workload]]
-kind = "static"
-pairs = [[{src}, {dst}]]
-size = 200000
-"#
+        "{}[network]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"tcp\"\n{}",
+        topology.toml(),
+        common::pairs(&format!("[[{src}, {dst}]]"), 200_000)
     );
     let names = prepare(&toml);
     let (out, ports, _) = run_with(prepare(&toml), None);
@@ -340,24 +304,18 @@ fn symmetric_ecmp_sends_acks_over_the_data_path() {
 
 #[test]
 fn a_rate_limited_switch_port_delivers_no_faster_than_its_rate() {
-    let toml = r#"
-[topology]
-kind = "star"
-hosts = 2
-host_rate = "10Gbps"
-link_delay = "1us"
+    let toml = format!(
+        r#"{}
 [network]
-switch_queue = { kind = "rate_limited", rate = "2Gbps", burst_bytes = 3000, inner = { kind = "drop_tail" } }
+switch_queue = {{ kind = "rate_limited", rate = "2Gbps", burst_bytes = 3000, inner = {{ kind = "drop_tail" }} }}
 switch_buffer_bytes = 300000
 [transport]
 protocol = "tcp"
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = 2000000
-"#;
-    let out = prepare(toml).run(None).unwrap();
-    assert_conserved(&out);
+{}"#,
+        star(2, "1us"),
+        common::pairs("[[0, 1]]", 2_000_000)
+    );
+    let out = run(&toml);
     let f = &out.flows[0];
     let fct = f.finish.expect("finishes") - f.start;
     // Every data packet (1500 B on the wire) crosses the limited port: at
@@ -442,26 +400,17 @@ fn queue_reading_egress_policies_spread_a_flow_and_lose_nothing() {
     // One long flow between leaves: ECMP keeps it on one spine; choices by
     // queue state move on as the chosen uplink's queue builds.
     for lb in ["power_of_two", "least_loaded"] {
+        let topology = LeafSpine {
+            spines: 4,
+            hosts_per_leaf: 2,
+            host_rate: "40Gbps",
+            ..LeafSpine::TEN_G
+        };
         let toml = format!(
-            r#"
-[topology]
-kind = "leaf_spine"
-spines = 4
-leaves = 2
-hosts_per_leaf = 2
-host_rate = "40Gbps"
-fabric_rate = "10Gbps"
-link_delay = "1us"
-[network]
-load_balancing = "{lb}"
-[transport]
-protocol = "tcp"
-dupack_threshold = 1000
-[[workload]]
-kind = "static"
-pairs = [[0, 2]]
-size = 3000000
-"#
+            "{}[network]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"tcp\"\n\
+             dupack_threshold = 1000\n{}",
+            topology.toml(),
+            common::pairs("[[0, 2]]", 3_000_000)
         );
         let names = prepare(&toml);
         let (out, ports, _) = run_with(prepare(&toml), None);

@@ -1,29 +1,21 @@
 //! Switch features: load balancing over equal-cost paths and shared buffers.
 
-use crate::common::{prepare, run};
+use crate::common::{
+    assert_all_finished, assert_conserved, pairs, prepare, run, simulation, star, LeafSpine,
+};
 use pktsim::config::Experiment;
 
 fn leaf_spine(lb: &str, flows: &str) -> String {
+    let topology = LeafSpine {
+        spines: 4,
+        hosts_per_leaf: 2,
+        ..LeafSpine::TEN_G
+    };
     format!(
-        r#"
-[topology]
-kind = "leaf_spine"
-spines = 4
-leaves = 2
-hosts_per_leaf = 2
-host_rate = "10Gbps"
-fabric_rate = "10Gbps"
-link_delay = "1us"
-[network]
-load_balancing = "{lb}"
-[transport]
-protocol = "tcp"
-dupack_threshold = 1000
-[[workload]]
-kind = "static"
-pairs = {flows}
-size = 3000000
-"#
+        "{}[network]\nload_balancing = \"{lb}\"\n[transport]\nprotocol = \"tcp\"\n\
+         dupack_threshold = 1000\n{}",
+        topology.toml(),
+        pairs(flows, 3_000_000)
     )
 }
 
@@ -48,16 +40,15 @@ fn uplink_bytes(exp_toml: &str) -> Vec<u64> {
             ..Default::default()
         },
     ));
-    let mut sim =
-        pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, tcp, 1);
     let reason = sim.run(None);
     let bytes = uplinks
         .iter()
         .map(|&i| sim.net.ports()[i].stats.tx_bytes)
         .collect();
     let out = sim.finish(reason);
-    crate::common::assert_conserved(&out);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_conserved(&out);
+    assert_all_finished(&out);
     bytes
 }
 
@@ -88,24 +79,12 @@ fn shared_buffer_caps_a_congested_port_at_its_dynamic_threshold() {
     // 8 senders → 1 receiver through one switch with a 200 KB shared buffer
     // and alpha = 1: one congested port may hold at most alpha/(1+alpha) of
     // the buffer (plus the packet that crossed the threshold).
-    let pairs: Vec<String> = (0..8).map(|i| format!("[{i}, 8]")).collect();
+    let flows: Vec<String> = (0..8).map(|i| format!("[{i}, 8]")).collect();
     let toml = format!(
-        r#"
-[topology]
-kind = "star"
-hosts = 9
-host_rate = "10Gbps"
-link_delay = "1us"
-[network]
-shared_buffer = {{ bytes = 200000, alpha = 1.0 }}
-[transport]
-protocol = "tcp"
-[[workload]]
-kind = "static"
-pairs = [{}]
-size = 500000
-"#,
-        pairs.join(", ")
+        "{}[network]\nshared_buffer = {{ bytes = 200000, alpha = 1.0 }}\n\
+         [transport]\nprotocol = \"tcp\"\n{}",
+        star(9, "1us"),
+        pairs(&format!("[{}]", flows.join(", ")), 500_000)
     );
     let exp = prepare(&toml);
     let port = exp
@@ -117,12 +96,11 @@ size = 500000
     let tcp = pktsim::transport::tcp::Tcp::new(pktsim::transport::tcp::TcpProtocol::new(
         Default::default(),
     ));
-    let mut sim =
-        pktsim::sim::Simulation::new(exp.net, tcp, exp.workload, exp.format, exp.limits, 1);
+    let mut sim = simulation(exp, tcp, 1);
     let reason = sim.run(None);
     let max = sim.net.ports()[port].stats.max_bytes;
     let out = sim.finish(reason);
-    crate::common::assert_conserved(&out);
+    assert_conserved(&out);
     assert!(
         out.counters.dropped_total(0) > 0,
         "incast should overflow the threshold"
@@ -154,7 +132,7 @@ kind = "static"
 pairs = [[0, 15], [1, 14], [2, 13], [3, 12], [4, 11], [5, 10], [6, 9], [7, 8]]
 size = 1000000
 "#);
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
 }
 
 #[test]
@@ -162,31 +140,31 @@ fn eager_fifo_ports_behave_like_event_driven_ones() {
     // Incast through ECN FIFOs: run with departures scheduled at enqueue
     // time and with end-of-transmission events; the flows must finish at the
     // same times (no simultaneous events tie here: senders start staggered).
-    let toml = r#"
-[topology]
-kind = "leaf_spine"
-spines = 2
-leaves = 2
-hosts_per_leaf = 4
-host_rate = "10Gbps"
-fabric_rate = "40Gbps"
-link_delay = "0.3us"
+    let topology = LeafSpine {
+        fabric_rate: "40Gbps",
+        link_delay: "0.3us",
+        ..LeafSpine::TEN_G
+    };
+    let toml = format!(
+        r#"{}
 [network]
-switch_queue = { kind = "ecn", k_packets = 10 }
+switch_queue = {{ kind = "ecn", k_packets = 10 }}
 switch_buffer_bytes = 60000
 [transport]
 protocol = "dctcp"
 [[workload]]
 kind = "csv"
 file = "tests/data/staggered.csv"
-"#;
+"#,
+        topology.toml()
+    );
     let run = |eager: bool| {
-        let mut exp = prepare(toml);
+        let mut exp = prepare(&toml);
         if !eager {
             exp.net.disable_eager_fifo();
         }
         let out = exp.run(None).unwrap();
-        crate::common::assert_conserved(&out);
+        assert_conserved(&out);
         out
     };
     let (a, b) = (run(true), run(false));

@@ -1,36 +1,20 @@
 //! Long TCP flows on a dumbbell: fairness, utilisation, DCTCP's queue.
 
-use crate::common::{assert_conserved, prepare};
+use crate::common::{self, assert_conserved, pairs, prepare, simulation};
 use pktsim::metrics::summary::jain_index;
 use pktsim::net::port::PortStats;
-use pktsim::sim::Simulation;
 use pktsim::time::{Duration, Time};
 use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol, Variant};
 
 /// A dumbbell with `n` senders and one receiver; 10 Gbit/s everywhere, a
 /// 10 us bottleneck, `queue` as the switch discipline and `buffer` bytes.
 fn dumbbell(n: u32, queue: &str, buffer: u64) -> String {
-    let pairs: Vec<String> = (0..n).map(|i| format!("[{i}, {n}]")).collect();
+    let flows: Vec<String> = (0..n).map(|i| format!("[{i}, {n}]")).collect();
     format!(
-        r#"
-[topology]
-kind = "dumbbell"
-senders = {n}
-host_rate = "10Gbps"
-host_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "10us"
-[network]
-switch_queue = {queue}
-switch_buffer_bytes = {buffer}
-[transport]
-protocol = "tcp"
-[[workload]]
-kind = "static"
-pairs = [{}]
-size = 1000000000
-"#,
-        pairs.join(", ")
+        "{}[network]\nswitch_queue = {queue}\nswitch_buffer_bytes = {buffer}\n\
+         [transport]\nprotocol = \"tcp\"\n{}",
+        common::dumbbell(n),
+        pairs(&format!("[{}]", flows.join(", ")), 1_000_000_000)
     )
 }
 
@@ -64,14 +48,7 @@ fn run_with(n: u32, queue: &str, buffer: u64, params: TcpParams, total: Duration
                 && exp.net.nodes()[p.peer.idx()].name == "right"
         })
         .expect("bottleneck port");
-    let mut sim = Simulation::new(
-        exp.net,
-        Tcp::new(TcpProtocol::new(params)),
-        exp.workload,
-        exp.format,
-        exp.limits,
-        1,
-    );
+    let mut sim = simulation(exp, Tcp::new(TcpProtocol::new(params)), 1);
     let half = Time::ZERO + Duration::from_ps(total.ps() / 2);
     sim.run_until(half, None);
     let bytes_mid: Vec<u64> = sim.progress().iter().map(|p| p.bytes_received).collect();

@@ -1,14 +1,16 @@
 //! The TCP family end to end: the closed form of slow start, loss recovery
 //! in incast, no spurious timeouts, and the pHost data-mining DCTCP run.
 
-use crate::common::{assert_conserved, prepare};
+use crate::common::{
+    assert_conserved, dumbbell, pairs, prepare, simulation, star, tcp_params, tcp_simulation,
+};
 use pktsim::metrics::ideal::{ideal_fct, Hop};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 use pktsim::metrics::RunOutput;
 use pktsim::net::switch::{RefusalHook, Refused, SwitchView, Verdict};
 use pktsim::packet::FlowId;
 use pktsim::packet::{flags, Header, NodeId, Packet};
-use pktsim::sim::{Ctx, Setup, Simulation, Transport};
+use pktsim::sim::{Ctx, Setup, Transport};
 use pktsim::time::{Duration, Rate, Time};
 use pktsim::transport::tcp::{SenderStats, Tcp, TcpProtocol};
 use std::sync::{Arc, Mutex};
@@ -17,20 +19,8 @@ use std::sync::{Arc, Mutex};
 /// sender stats can be read afterwards.
 fn run_tcp(toml: &str) -> (RunOutput, Vec<SenderStats>) {
     let exp = prepare(toml);
-    let params = exp
-        .config
-        .transport
-        .tcp()
-        .expect("valid")
-        .expect("a TCP-family protocol");
-    let mut sim = Simulation::new(
-        exp.net,
-        Tcp::new(TcpProtocol::new(params)),
-        exp.workload,
-        exp.format,
-        exp.limits,
-        exp.config.seed,
-    );
+    let seed = exp.config.seed;
+    let mut sim = tcp_simulation(exp, seed);
     let reason = sim.run(None);
     let n = sim.progress().len();
     let stats = (0..n)
@@ -94,22 +84,9 @@ fn slow_start_closed_form(size: u64) -> Duration {
 fn single_flows_finish_at_the_slow_start_closed_form() {
     for size in [1_000_000u64, 10_000_000] {
         let toml = format!(
-            r#"
-[topology]
-kind = "dumbbell"
-senders = 1
-host_rate = "10Gbps"
-host_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "10us"
-[transport]
-protocol = "tcp"
-init_cwnd = 10
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = {size}
-"#
+            "{}[transport]\nprotocol = \"tcp\"\ninit_cwnd = 10\n{}",
+            dumbbell(1),
+            pairs("[[0, 1]]", size)
         );
         let (out, stats) = run_tcp(&toml);
         let fct = out.flows[0].fct().expect("finished");
@@ -216,12 +193,7 @@ fn seeded_incast_config(sack: bool, timer_mode: &str, seed: u64) -> String {
     format!(
         r#"
 seed = {seed}
-[topology]
-kind = "star"
-hosts = 17
-host_rate = "10Gbps"
-link_delay = "1us"
-bottleneck_buffer_bytes = 100000
+{}bottleneck_buffer_bytes = 100000
 [transport]
 protocol = "tcp"
 sack = {sack}
@@ -233,19 +205,15 @@ size = {INCAST_SIZE}
 receiver = 16
 queries = 1
 interval = "1ms"
-"#
+"#,
+        star(17, "1us")
     )
 }
 
 /// The incast with every data drop and arrival recorded, time-ordered.
 fn incast_observed(toml: &str) -> (RunOutput, Vec<SenderStats>, Vec<Fate>) {
     let mut exp = prepare(toml);
-    let params = exp
-        .config
-        .transport
-        .tcp()
-        .expect("valid")
-        .expect("a TCP-family protocol");
+    let params = tcp_params(&exp);
     let log = FateLog::default();
     exp.net
         .set_refusal_hook(Some(Box::new(RecordDrops(log.clone()))));
@@ -253,14 +221,8 @@ fn incast_observed(toml: &str) -> (RunOutput, Vec<SenderStats>, Vec<Fate>) {
         tcp: Tcp::new(TcpProtocol::new(params)),
         log: log.clone(),
     };
-    let mut sim = Simulation::new(
-        exp.net,
-        transport,
-        exp.workload,
-        exp.format,
-        exp.limits,
-        exp.config.seed,
-    );
+    let seed = exp.config.seed;
+    let mut sim = simulation(exp, transport, seed);
     let reason = sim.run(None);
     let stats = (0..sim.progress().len())
         .map(|i| sim.transport.tcp.stats(FlowId(i as u32)))
@@ -508,24 +470,13 @@ fn host_nic_can_mark_ecn_and_dctcp_reacts_without_drops() {
     // The NIC's own queue marks above 5 packets (host_queue accepts a
     // marking threshold); switches do not mark. DCTCP's slow start builds
     // a queue in its own NIC, is marked there and backs off.
-    let toml = r#"
-[topology]
-kind = "dumbbell"
-senders = 1
-host_rate = "10Gbps"
-host_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "10us"
-[network]
-host_queue = { kind = "priority", classes = 2, k_packets = 5 }
-[transport]
-protocol = "dctcp"
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = 10000000
-"#;
-    let (out, stats) = run_tcp(toml);
+    let toml = format!(
+        "{}[network]\nhost_queue = {{ kind = \"priority\", classes = 2, k_packets = 5 }}\n\
+         [transport]\nprotocol = \"dctcp\"\n{}",
+        dumbbell(1),
+        pairs("[[0, 1]]", 10_000_000)
+    );
+    let (out, stats) = run_tcp(&toml);
     assert!(out.counters.ecn_marked > 0, "the NIC marked nothing");
     assert_eq!(out.counters.dropped_total(0), 0);
     assert_eq!(stats[0].timeouts, 0);

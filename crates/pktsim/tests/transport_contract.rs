@@ -2,7 +2,7 @@
 //! named random streams per transport; runs that cannot progress stop with
 //! a reason.
 
-use crate::common::prepare;
+use crate::common::{pairs, prepare, simulation, star};
 use pktsim::packet::{FlowId, Packet};
 use pktsim::sim::{Ctx, Setup, Simulation, Transport};
 use pktsim::transport::run_to_end;
@@ -39,23 +39,17 @@ impl Transport for Toy {
     fn on_timer(&mut self, _ctx: &mut Ctx, _id: u32, _kind: u8) {}
 }
 
-const STAR: &str = r#"
-[topology]
-kind = "star"
-hosts = 3
-host_rate = "10Gbps"
-link_delay = "1us"
-[transport]
-protocol = "tcp"
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = 10000
-"#;
+/// A three-host star with one 10 KB flow.
+fn star3() -> String {
+    format!(
+        "{}[transport]\nprotocol = \"tcp\"\n{}",
+        star(3, "1us"),
+        pairs("[[0, 1]]", 10_000)
+    )
+}
 
 fn sim(toy: Toy, seed: u64) -> Simulation<Toy> {
-    let e = prepare(STAR);
-    Simulation::new(e.net, toy, e.workload, e.format, e.limits, seed)
+    simulation(prepare(&star3()), toy, seed)
 }
 
 fn toy(name: &'static str, fail: bool) -> Toy {
@@ -117,7 +111,7 @@ impl Transport for Idle {
 /// range (106 days), never where time saturates.
 #[test]
 fn a_run_without_progress_stops_with_a_reason_before_the_clock_ends() {
-    let limited = STAR.replace(
+    let limited = star3().replace(
         "[transport]",
         "[run]\nno_progress_limit = \"30s\"\n[transport]",
     );
@@ -125,13 +119,13 @@ fn a_run_without_progress_stops_with_a_reason_before_the_clock_ends() {
     let idle = Idle {
         period: pktsim::Duration::from_ms(7_000),
     };
-    let sim = Simulation::new(e.net, idle, e.workload, e.format, e.limits, 1);
+    let sim = simulation(e, idle, 1);
     let out = run_to_end(sim, None).unwrap();
     assert_eq!(out.stop_reason, "no_progress");
     // The last timer that ran is the last one within 30 s of the start.
     assert_eq!(out.sim_time.ps(), 28 * pktsim::time::PS_PER_SEC);
 
-    let mut e = prepare(STAR);
+    let mut e = prepare(&star3());
     assert_eq!(
         e.limits.no_progress_limit,
         Some(pktsim::config::DEFAULT_NO_PROGRESS_LIMIT)
@@ -140,7 +134,7 @@ fn a_run_without_progress_stops_with_a_reason_before_the_clock_ends() {
     let idle = Idle {
         period: pktsim::Duration::from_ms(20 * 86_400_000),
     };
-    let sim = Simulation::new(e.net, idle, e.workload, e.format, e.limits, 1);
+    let sim = simulation(e, idle, 1);
     let out = run_to_end(sim, None).unwrap();
     assert_eq!(out.stop_reason, "clock_range");
     let day = 86_400 * pktsim::time::PS_PER_SEC;

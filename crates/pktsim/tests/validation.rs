@@ -5,24 +5,22 @@
 //! SRPT must beat processor sharing; and processor sharing must agree with
 //! the M/G/1-PS mean slowdown 1/(1 − ρ).
 
-use crate::common::run;
+use crate::common::{assert_all_finished, run, shipped_config};
 use pktsim::metrics::reference::{flow_references, summarize, ReferenceSummary};
 use pktsim::time::Rate;
 
 /// The shipped config at `load`, cut to `flows` flows.
 fn config(load: &str, flows: u32) -> String {
-    let path = format!(
-        "{}/../../experiments/validation/pfabric_srpt_load{load}.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).expect("validation config");
-    assert!(text.contains("flows = 10000"), "{path} changed");
-    text.replace("flows = 10000", &format!("flows = {flows}"))
+    shipped_config(
+        &format!("validation/pfabric_srpt_load{load}.toml"),
+        10_000,
+        flows.into(),
+    )
 }
 
 fn reference(load: &str, flows: u32) -> ReferenceSummary {
     let out = run(&config(load, flows));
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
     let rate = Rate::gbps(10);
     let refs = flow_references(&out.flows, 1460, 40, rate).expect("in range");
     summarize(&out.flows, &refs, rate)

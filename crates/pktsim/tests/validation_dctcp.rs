@@ -11,7 +11,7 @@
 //! more than its nominal load, and the closed form is about what the
 //! queue was given.
 
-use crate::common::run;
+use crate::common::{assert_all_finished, run, shipped_config};
 use pktsim::metrics::reference::{flow_references, summarize};
 use pktsim::time::Rate;
 
@@ -24,19 +24,17 @@ const FLOWS: u32 = 10_000;
 
 /// The shipped DCTCP config at `load`, cut to `flows` flows.
 fn config(load: &str, flows: u32) -> String {
-    let path = format!(
-        "{}/../../experiments/validation/dctcp_ps_load{load}.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).expect("validation config");
-    assert!(text.contains("flows = 10000"), "{path} changed");
-    text.replace("flows = 10000", &format!("flows = {flows}"))
+    shipped_config(
+        &format!("validation/dctcp_ps_load{load}.toml"),
+        10_000,
+        flows.into(),
+    )
 }
 
 /// (realised ρ, number of flows > 1 MB, their mean slowdown).
 fn large_flow_slowdown(load: &str, flows: u32) -> (f64, usize, f64) {
     let out = run(&config(load, flows));
-    assert!(out.flows.iter().all(|f| f.finish.is_some()));
+    assert_all_finished(&out);
     let rate = Rate::gbps(10);
     let refs = flow_references(&out.flows, 1460, 40, rate).expect("in range");
     let rho = summarize(&out.flows, &refs, rate).offered_load;

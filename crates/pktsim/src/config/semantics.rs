@@ -397,6 +397,15 @@ pub fn mismatches(cfg: &Config, topo: &TopologySpec) -> Vec<Mismatch> {
             ),
         ));
     }
+    out.extend(option_mismatches(cfg, row, &with));
+    out
+}
+
+/// The rules of [`OPTIONS`] that `cfg` breaks, given its protocol's `row`
+/// (`with` names the protocol in messages).
+fn option_mismatches(cfg: &Config, row: &ProtocolNeeds, with: &str) -> Vec<Mismatch> {
+    let n = &cfg.network;
+    let mut out = Vec::new();
     for need in &OPTIONS {
         match need {
             OptionNeed::RankedQueue(kind) => {

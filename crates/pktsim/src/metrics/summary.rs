@@ -5,7 +5,7 @@
 //! the value at rank ⌈p/100 · n⌉ (1-based). Statistics of empty sets are
 //! `null`, never NaN.
 
-use super::{DropReason, DropSite, FlowResult, RunOutput};
+use super::{Counters, DropReason, DropSite, FlowResult, RunOutput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -282,70 +282,16 @@ fn fct_us(f: &FlowResult) -> Option<f64> {
     f.fct().map(|d| d.ps() as f64 / 1e6)
 }
 
+/// Drop counts by kind ("data", "control") and by reason or site name.
+type DropTable = BTreeMap<String, BTreeMap<String, u64>>;
+
 impl Summary {
     /// Summarise a run; `buckets` are the upper edges of the size buckets.
     pub fn from_run(run: &RunOutput, buckets: &[u64]) -> Summary {
         let done: Vec<&FlowResult> = run.flows.iter().filter(|f| f.finish.is_some()).collect();
-        let bucket_stats = size_buckets(buckets)
-            .into_iter()
-            .map(|(lo, hi, label)| {
-                let inside = |f: &&FlowResult| in_bucket(f.size_bytes, lo, hi);
-                let fin: Vec<&FlowResult> = done.iter().copied().filter(inside).collect();
-                Bucket {
-                    label,
-                    above_bytes: lo,
-                    up_to_bytes: hi,
-                    flows: run.flows.iter().filter(inside).count(),
-                    slowdown: Stats::of(fin.iter().filter_map(|f| f.slowdown()).collect()),
-                    fct_us: Stats::of(fin.iter().filter_map(|f| fct_us(f)).collect()),
-                }
-            })
-            .collect();
-        let short: Vec<&FlowResult> = done
-            .iter()
-            .copied()
-            .filter(|f| f.size_bytes < SHORT_FLOW_BYTES)
-            .collect();
-        let long: Vec<&FlowResult> = done
-            .iter()
-            .copied()
-            .filter(|f| f.size_bytes >= LONG_FLOW_BYTES)
-            .collect();
-        let n_short = run
-            .flows
-            .iter()
-            .filter(|f| f.size_bytes < SHORT_FLOW_BYTES)
-            .count();
-        let n_long = run
-            .flows
-            .iter()
-            .filter(|f| f.size_bytes >= LONG_FLOW_BYTES)
-            .count();
         let c = &run.counters;
-        let mut drops = BTreeMap::new();
-        let mut drop_sites = BTreeMap::new();
-        for (k, name) in ["data", "control"].iter().enumerate() {
-            let by_reason = DropReason::ALL
-                .iter()
-                .map(|r| (r.name().to_string(), c.dropped[k][*r as usize]))
-                .collect();
-            drops.insert(name.to_string(), by_reason);
-            let by_site = DropSite::ALL
-                .iter()
-                .map(|s| (s.name().to_string(), c.dropped_at[k][*s as usize]))
-                .collect();
-            drop_sites.insert(name.to_string(), by_site);
-        }
-        let offered: u64 = run.flows.iter().map(|f| f.size_bytes).sum();
-        let received: u64 = run.flows.iter().map(|f| f.bytes_received).sum();
-        let sim_s = run.sim_time.as_secs_f64();
+        let (drops, drop_sites) = drop_tables(c);
         let wall = run.wall_time.as_secs_f64();
-        let sum_fct: f64 = done
-            .iter()
-            .filter_map(|f| f.fct())
-            .map(|d| d.ps() as f64)
-            .sum();
-        let sum_ideal: f64 = done.iter().map(|f| f.ideal_fct.ps() as f64).sum();
         Summary {
             protocol: run.protocol.clone(),
             seed: run.seed,
@@ -355,17 +301,21 @@ impl Summary {
             unfinished: run.flows.len() - done.len(),
             slowdown: Stats::of(done.iter().filter_map(|f| f.slowdown()).collect()),
             fct_us: Stats::of(done.iter().filter_map(|f| fct_us(f)).collect()),
-            normalized_fct: (sum_ideal > 0.0).then(|| sum_fct / sum_ideal),
-            buckets: bucket_stats,
-            short_flows: FlowClass::of(&short, n_short, format!("< {}", label(SHORT_FLOW_BYTES))),
-            long_flows: FlowClass::of(&long, n_long, format!(">= {}", label(LONG_FLOW_BYTES))),
-            throughput: Throughput {
-                bytes_offered: offered,
-                bytes_received: received,
-                fraction_received: (offered > 0).then(|| received as f64 / offered as f64),
-                goodput_gbps: (sim_s > 0.0).then(|| received as f64 * 8.0 / sim_s / 1e9),
-                per_host: PerHostThroughput::of(&run.flows),
-            },
+            normalized_fct: normalized_fct(&done),
+            buckets: bucket_stats(run, &done, buckets),
+            short_flows: flow_class(
+                run,
+                &done,
+                |s| s < SHORT_FLOW_BYTES,
+                format!("< {}", label(SHORT_FLOW_BYTES)),
+            ),
+            long_flows: flow_class(
+                run,
+                &done,
+                |s| s >= LONG_FLOW_BYTES,
+                format!(">= {}", label(LONG_FLOW_BYTES)),
+            ),
+            throughput: Throughput::of(run),
             drops,
             drop_sites,
             drops_total: c.dropped_total(0) + c.dropped_total(1),
@@ -375,29 +325,119 @@ impl Summary {
             packet_hops: c.packet_hops,
             deflected: c.deflected,
             trimmed: c.trimmed,
-            conservation: Conservation {
-                ok: c.conserved(),
-                sent: kinds(c.sent),
-                made: kinds(c.made),
-                delivered: kinds(c.delivered),
-                in_flight: kinds(c.in_flight),
-            },
+            conservation: Conservation::of(c),
             events: run.events,
-            events_per_sec: if wall > 0.0 {
-                run.events as f64 / wall
-            } else {
-                0.0
-            },
-            packet_hops_per_sec: if wall > 0.0 {
-                c.packet_hops as f64 / wall
-            } else {
-                0.0
-            },
+            events_per_sec: per_sec(run.events, wall),
+            packet_hops_per_sec: per_sec(c.packet_hops, wall),
             wall_time_s: wall,
             sim_time_us: run.sim_time.ps() as f64 / 1e6,
             queries: super::queries::QueryStats::of(&run.flows),
             allow_mismatch: false,
             mismatches: Vec::new(),
+        }
+    }
+}
+
+/// The finished flows' total FCT over their total ideal FCT.
+fn normalized_fct(done: &[&FlowResult]) -> Option<f64> {
+    let sum_fct: f64 = done
+        .iter()
+        .filter_map(|f| f.fct())
+        .map(|d| d.ps() as f64)
+        .sum();
+    let sum_ideal: f64 = done.iter().map(|f| f.ideal_fct.ps() as f64).sum();
+    (sum_ideal > 0.0).then(|| sum_fct / sum_ideal)
+}
+
+/// Per size bucket: how many flows fall in it and how the finished ones did.
+fn bucket_stats(run: &RunOutput, done: &[&FlowResult], buckets: &[u64]) -> Vec<Bucket> {
+    size_buckets(buckets)
+        .into_iter()
+        .map(|(lo, hi, label)| {
+            let inside = |f: &&FlowResult| in_bucket(f.size_bytes, lo, hi);
+            let fin: Vec<&FlowResult> = done.iter().copied().filter(inside).collect();
+            Bucket {
+                label,
+                above_bytes: lo,
+                up_to_bytes: hi,
+                flows: run.flows.iter().filter(inside).count(),
+                slowdown: Stats::of(fin.iter().filter_map(|f| f.slowdown()).collect()),
+                fct_us: Stats::of(fin.iter().filter_map(|f| fct_us(f)).collect()),
+            }
+        })
+        .collect()
+}
+
+/// The flows whose size passes `sizes`: how many, and how the finished
+/// ones did; `label` describes the sizes.
+fn flow_class(
+    run: &RunOutput,
+    done: &[&FlowResult],
+    sizes: impl Fn(u64) -> bool,
+    label: String,
+) -> FlowClass {
+    let fin: Vec<&FlowResult> = done
+        .iter()
+        .copied()
+        .filter(|f| sizes(f.size_bytes))
+        .collect();
+    let all = run.flows.iter().filter(|f| sizes(f.size_bytes)).count();
+    FlowClass::of(&fin, all, label)
+}
+
+/// Drops by kind and reason, and by kind and site.
+fn drop_tables(c: &Counters) -> (DropTable, DropTable) {
+    let mut drops = BTreeMap::new();
+    let mut drop_sites = BTreeMap::new();
+    for (k, name) in ["data", "control"].iter().enumerate() {
+        let by_reason = DropReason::ALL
+            .iter()
+            .map(|r| (r.name().to_string(), c.dropped[k][*r as usize]))
+            .collect();
+        drops.insert(name.to_string(), by_reason);
+        let by_site = DropSite::ALL
+            .iter()
+            .map(|s| (s.name().to_string(), c.dropped_at[k][*s as usize]))
+            .collect();
+        drop_sites.insert(name.to_string(), by_site);
+    }
+    (drops, drop_sites)
+}
+
+/// `n` per second of `wall` seconds; 0 for no time.
+fn per_sec(n: u64, wall: f64) -> f64 {
+    if wall > 0.0 {
+        n as f64 / wall
+    } else {
+        0.0
+    }
+}
+
+impl Throughput {
+    /// Bytes offered and received over the run, in all and per host.
+    fn of(run: &RunOutput) -> Throughput {
+        let offered: u64 = run.flows.iter().map(|f| f.size_bytes).sum();
+        let received: u64 = run.flows.iter().map(|f| f.bytes_received).sum();
+        let sim_s = run.sim_time.as_secs_f64();
+        Throughput {
+            bytes_offered: offered,
+            bytes_received: received,
+            fraction_received: (offered > 0).then(|| received as f64 / offered as f64),
+            goodput_gbps: (sim_s > 0.0).then(|| received as f64 * 8.0 / sim_s / 1e9),
+            per_host: PerHostThroughput::of(&run.flows),
+        }
+    }
+}
+
+impl Conservation {
+    /// The conservation books of `c`, by packet kind.
+    fn of(c: &Counters) -> Conservation {
+        Conservation {
+            ok: c.conserved(),
+            sent: kinds(c.sent),
+            made: kinds(c.made),
+            delivered: kinds(c.delivered),
+            in_flight: kinds(c.in_flight),
         }
     }
 }

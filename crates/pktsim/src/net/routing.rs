@@ -45,6 +45,29 @@ pub struct Routing {
     hops: Vec<PortId>,
 }
 
+/// Hops from `leaf` to every switch, through switches only (`u32::MAX`:
+/// unreachable), by breadth-first search; links are bidirectional, so the
+/// forward adjacency serves. `queue` is scratch.
+fn switch_distances(
+    adj: &[Vec<(PortId, NodeId)>],
+    n_hosts: usize,
+    leaf: NodeId,
+    dist: &mut [u32],
+    queue: &mut VecDeque<usize>,
+) {
+    dist.iter_mut().for_each(|d| *d = u32::MAX);
+    dist[leaf.idx()] = 0;
+    queue.push_back(leaf.idx());
+    while let Some(u) = queue.pop_front() {
+        for &(_, v) in &adj[u] {
+            if v.idx() >= n_hosts && dist[v.idx()] == u32::MAX {
+                dist[v.idx()] = dist[u] + 1;
+                queue.push_back(v.idx());
+            }
+        }
+    }
+}
+
 impl Routing {
     /// Compute routes. `adj[node]` lists `(port, peer)` for the node's output
     /// ports; nodes `0..n_hosts` are hosts, each with exactly one port, to a
@@ -100,19 +123,7 @@ impl Routing {
         let mut queue = VecDeque::new();
         let mut set = Vec::new();
         for (l, &leaf) in leaves.iter().enumerate() {
-            // BFS from the leaf through switches only; links are
-            // bidirectional so forward adjacency serves.
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[leaf.idx()] = 0;
-            queue.push_back(leaf.idx());
-            while let Some(u) = queue.pop_front() {
-                for &(_, v) in &adj[u] {
-                    if v.idx() >= n_hosts && dist[v.idx()] == u32::MAX {
-                        dist[v.idx()] = dist[u] + 1;
-                        queue.push_back(v.idx());
-                    }
-                }
-            }
+            switch_distances(adj, n_hosts, leaf, &mut dist, &mut queue);
             if let Some(src) = (0..n_hosts).find(|&h| dist[attach[h].idx()] == u32::MAX) {
                 // The first leaf is host 0's, and reachability is symmetric,
                 // so the first failure names a host that cannot reach host 0.

@@ -8,7 +8,7 @@ pub mod header;
 
 use crate::time::Time;
 
-pub use header::{flags, Header, PacketKind};
+pub use header::{flags, Header, Message, PacketKind};
 
 /// Index of a node (host or switch) in the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

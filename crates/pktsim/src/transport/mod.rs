@@ -111,8 +111,7 @@ macro_rules! registry {
             /// hosts share nothing but packets. A test checks this against
             /// the built transport.
             pub fn splits(&self) -> bool {
-                self.is_tcp_family()
-                    || matches!(self, TransportConfig::Phost(_) | TransportConfig::Fastpass(_))
+                !matches!(self, TransportConfig::Pfabric(_))
             }
 
             /// The TCP parameters of a TCP-family protocol (`None` for

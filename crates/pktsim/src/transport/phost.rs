@@ -28,7 +28,7 @@
 //! levels, control first, then short-flow data, then long-flow data).
 
 use crate::error::{Error, Result};
-use crate::packet::{FlowId, Header, NodeId, Packet};
+use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
@@ -36,10 +36,10 @@ use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
-const RTS: u8 = 0;
-const TOKEN: u8 = 1;
-const DATA: u8 = 2;
-const ACK: u8 = 3;
+pub mod wire;
+
+use wire::PhostMsg;
+
 /// Host timer: the receiver's next token slot.
 const TIMER_SLOT: u8 = 0;
 
@@ -273,14 +273,8 @@ impl PhostProtocol {
         }
     }
 
-    fn ctrl(ctx: &Ctx, f: FlowId, src: NodeId, dst: NodeId, kind: u8, a: u64, b: u32) -> Packet {
-        ctx.control_packet(
-            f,
-            src,
-            dst,
-            ctx.format().header,
-            Header::Ctrl { kind, a, b },
-        )
+    fn ctrl(ctx: &Ctx, f: FlowId, src: NodeId, dst: NodeId, msg: PhostMsg) -> Packet {
+        ctx.control_packet(f, src, dst, ctx.format().header, msg.header())
     }
 
     /// The sender's loop: if the NIC is free, send one data packet of the
@@ -319,12 +313,11 @@ impl PhostProtocol {
         };
         let tokens_left = !s.tokens.is_empty();
         let first = tok.pkt as u64 * ctx.format().mss as u64;
-        let header = Header::Ctrl {
-            kind: DATA,
-            a: tok.pkt as u64,
-            b: tok.seq,
+        let data = PhostMsg::Data {
+            pkt: tok.pkt,
+            seq: tok.seq,
         };
-        let mut p = ctx.data_packet(f, first, u64::MAX, header);
+        let mut p = ctx.data_packet(f, first, u64::MAX, data.header());
         let long = self
             .params
             .short_flow_packets
@@ -464,15 +457,12 @@ impl PhostProtocol {
             let spec = ctx.flow(f);
             let (src, dst) = (spec.src, spec.dst);
             // The sender counts the token's lifetime from its arrival.
-            let tok = Self::ctrl(
-                ctx,
-                f,
-                dst,
-                src,
-                TOKEN,
-                (seq as u64) << 32 | pkt as u64,
+            let token = PhostMsg::Token {
+                pkt,
+                seq,
                 remaining,
-            );
+            };
+            let tok = Self::ctrl(ctx, f, dst, src, token);
             ctx.send(tok);
             h.tokens_issued += 1;
             if let Some(log) = h.token_log.as_mut() {
@@ -504,7 +494,7 @@ impl PhostProtocol {
         ctx.set_received(f, in_order);
         if done && !r.finished {
             r.finished = true;
-            let ack = Self::ctrl(ctx, f, pkt.dst, pkt.src, ACK, 0, 0);
+            let ack = Self::ctrl(ctx, f, pkt.dst, pkt.src, PhostMsg::Ack);
             ctx.send(ack);
         }
     }
@@ -570,41 +560,44 @@ impl HostProtocol for PhostProtocol {
                 seq: if numbered { pkt + 1 } else { 0 },
             }));
         }
-        let rts = Self::ctrl(ctx, f, src, dst, RTS, n as u64, 0);
+        let rts = Self::ctrl(ctx, f, src, dst, PhostMsg::Rts { packets: n });
         ctx.send(rts);
         h.sending.push((f, slot as u32));
         self.try_send(h, ctx);
     }
 
     fn on_packet(&self, h: &mut PhostHost, ctx: &mut Ctx, pkt: Packet) {
-        let Header::Ctrl { kind, a, b } = pkt.header else {
-            debug_assert!(false, "pHost got a foreign packet");
+        let Some(msg) = PhostMsg::parse(&pkt.header) else {
+            debug_assert!(false, "pHost got a foreign or unknown packet");
             return;
         };
-        match kind {
-            RTS => self.open_recv(h, ctx, pkt.flow),
-            TOKEN => {
+        match msg {
+            PhostMsg::Rts { .. } => self.open_recv(h, ctx, pkt.flow),
+            PhostMsg::Token {
+                pkt: idx,
+                seq,
+                remaining,
+            } => {
                 let ttl = times(h.t_pkt, self.params.token_timeout);
                 let s = &mut h.send[self.slots.send(pkt.flow)];
                 if s.active {
                     s.tokens.push_back(Token {
                         expires: ctx.now() + ttl,
-                        pkt: a as u32,
-                        seq: (a >> 32) as u32,
+                        pkt: idx,
+                        seq,
                     });
-                    s.remaining = b;
+                    s.remaining = remaining;
                     self.try_send(h, ctx);
                 }
             }
-            DATA => self.on_data(h, ctx, pkt, a as u32, b),
-            ACK => {
+            PhostMsg::Data { pkt: idx, seq } => self.on_data(h, ctx, pkt, idx, seq),
+            PhostMsg::Ack => {
                 let f = pkt.flow;
                 let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
                 s.tokens.clear();
                 h.sending.retain(|&(g, _)| g != f);
             }
-            _ => debug_assert!(false, "unknown pHost packet"),
         }
     }
 

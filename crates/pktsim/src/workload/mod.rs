@@ -389,6 +389,10 @@ impl Gen<'_> {
     }
 }
 
+/// A generated flow before numbering: the raw flow, its tag's index and
+/// its query id (`queries` workloads).
+type Tagged = (RawFlow, u16, Option<u32>);
+
 /// Generate every workload's flows, merged in start order.
 pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> {
     if env.n_hosts < 2 {
@@ -398,125 +402,150 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
         ));
     }
     let mut tags: Vec<String> = Vec::new();
-    let mut all: Vec<(RawFlow, u16, Option<u32>)> = Vec::new();
+    let mut all: Vec<Tagged> = Vec::new();
     // Query ids run on across `queries` workloads.
     let mut next_query = 0u32;
     for (index, cfg) in cfgs.iter().enumerate() {
         let g = Gen { env, index };
-        let mut query_ids: Vec<u32> = Vec::new();
-        let raw = match cfg {
-            WorkloadConfig::Poisson {
-                cdf,
-                load,
-                flows,
-                duration,
-                start,
-                receiver,
-                group_size,
-                permutation,
-                ..
-            } => poisson::generate(
-                &g,
-                &poisson::PoissonSpec {
-                    cdf,
-                    load: *load,
-                    flows: *flows,
-                    duration: duration.as_deref(),
-                    start,
-                    receiver: *receiver,
-                    group_size: *group_size,
-                    permutation: *permutation,
-                },
-            )?,
-            WorkloadConfig::Incast {
-                senders,
-                size,
-                queries,
-                interval,
-                poisson,
-                receiver,
-                start,
-                ..
-            } => incast::generate(
-                &g, *senders, *size, *queries, interval, *poisson, *receiver, start,
-            )?,
-            WorkloadConfig::AllToAll { size, start, .. } => patterns::all_to_all(&g, *size, start)?,
-            WorkloadConfig::Permutation { size, start, .. } => {
-                patterns::permutation(&g, *size, start)?
-            }
-            WorkloadConfig::Static {
-                pairs,
-                senders,
-                receiver,
-                size,
-                start,
-                ..
-            } => patterns::static_flows(
-                &g,
-                pairs.as_deref(),
-                senders.as_deref(),
-                *receiver,
-                *size,
-                start,
-            )?,
-            WorkloadConfig::Csv { file, .. } => csv::load(&g, file)?,
-            WorkloadConfig::Queries {
-                load,
-                servers,
-                request_bytes,
-                reply_bytes,
-                reply_delay,
-                queries,
-                duration,
-                start,
-                ..
-            } => {
-                let spec = queries::QuerySpec {
-                    load: *load,
-                    servers: *servers,
-                    request_bytes: *request_bytes,
-                    reply_bytes: *reply_bytes,
-                    reply_delay,
-                    queries: *queries,
-                    duration: duration.as_deref(),
-                    start,
-                };
-                let flows = queries::generate(&g, &spec)?;
-                let base = next_query;
-                let mut top = base;
-                let (raw, ids): (Vec<RawFlow>, Vec<u32>) = flows
-                    .into_iter()
-                    .map(|(f, q)| {
-                        top = top.max(base + q + 1);
-                        (f, base + q)
-                    })
-                    .unzip();
-                next_query = top;
-                query_ids = ids;
-                raw
-            }
-        };
-        let tag = cfg.tag();
-        let t = match tags.iter().position(|x| *x == tag) {
-            Some(i) => i,
-            None => {
-                tags.push(tag);
-                tags.len() - 1
-            }
-        } as u16;
+        let (raw, query_ids) = generate_one(&g, cfg, &mut next_query)?;
+        let t = tag_index(&mut tags, cfg.tag());
         if query_ids.is_empty() {
             all.extend(raw.into_iter().map(|f| (f, t, None)));
         } else {
             all.extend(raw.into_iter().zip(query_ids).map(|(f, q)| (f, t, Some(q))));
         }
     }
+    check_totals(&all)?;
+    Ok(Workload {
+        flows: number_in_start_order(all),
+        tags,
+    })
+}
+
+/// One workload's flows, and with `queries` their query ids (numbered on
+/// from `next_query`, which moves past them; empty for other kinds).
+fn generate_one(
+    g: &Gen,
+    cfg: &WorkloadConfig,
+    next_query: &mut u32,
+) -> Result<(Vec<RawFlow>, Vec<u32>)> {
+    let raw = match cfg {
+        WorkloadConfig::Poisson {
+            cdf,
+            load,
+            flows,
+            duration,
+            start,
+            receiver,
+            group_size,
+            permutation,
+            ..
+        } => poisson::generate(
+            g,
+            &poisson::PoissonSpec {
+                cdf,
+                load: *load,
+                flows: *flows,
+                duration: duration.as_deref(),
+                start,
+                receiver: *receiver,
+                group_size: *group_size,
+                permutation: *permutation,
+            },
+        )?,
+        WorkloadConfig::Incast {
+            senders,
+            size,
+            queries,
+            interval,
+            poisson,
+            receiver,
+            start,
+            ..
+        } => incast::generate(
+            g, *senders, *size, *queries, interval, *poisson, *receiver, start,
+        )?,
+        WorkloadConfig::AllToAll { size, start, .. } => patterns::all_to_all(g, *size, start)?,
+        WorkloadConfig::Permutation { size, start, .. } => patterns::permutation(g, *size, start)?,
+        WorkloadConfig::Static {
+            pairs,
+            senders,
+            receiver,
+            size,
+            start,
+            ..
+        } => patterns::static_flows(
+            g,
+            pairs.as_deref(),
+            senders.as_deref(),
+            *receiver,
+            *size,
+            start,
+        )?,
+        WorkloadConfig::Csv { file, .. } => csv::load(g, file)?,
+        WorkloadConfig::Queries {
+            load,
+            servers,
+            request_bytes,
+            reply_bytes,
+            reply_delay,
+            queries,
+            duration,
+            start,
+            ..
+        } => {
+            let spec = queries::QuerySpec {
+                load: *load,
+                servers: *servers,
+                request_bytes: *request_bytes,
+                reply_bytes: *reply_bytes,
+                reply_delay,
+                queries: *queries,
+                duration: duration.as_deref(),
+                start,
+            };
+            return Ok(number_queries(queries::generate(g, &spec)?, next_query));
+        }
+    };
+    Ok((raw, Vec::new()))
+}
+
+/// Split a `queries` workload's flows from their query ids, which become
+/// run-wide: numbered on from `next_query`, which moves past the last.
+fn number_queries(flows: Vec<(RawFlow, u32)>, next_query: &mut u32) -> (Vec<RawFlow>, Vec<u32>) {
+    let base = *next_query;
+    let mut top = base;
+    let (raw, ids) = flows
+        .into_iter()
+        .map(|(f, q)| {
+            top = top.max(base + q + 1);
+            (f, base + q)
+        })
+        .unzip();
+    *next_query = top;
+    (raw, ids)
+}
+
+/// The index of `tag` in `tags`, added at the end if new.
+fn tag_index(tags: &mut Vec<String>, tag: String) -> u16 {
+    (match tags.iter().position(|x| *x == tag) {
+        Some(i) => i,
+        None => {
+            tags.push(tag);
+            tags.len() - 1
+        }
+    }) as u16
+}
+
+/// Flows must be few enough to number, and their bytes must add up within
+/// a u64 (offered load, summaries).
+fn check_totals(all: &[Tagged]) -> Result<()> {
     if all.len() >= u32::MAX as usize {
         return Err(Error::config(
             "workload",
             "too many flows (at most 2^32 - 2)",
         ));
     }
-    // Byte totals (offered load, summaries) must fit a u64.
     all.iter()
         .try_fold(0u64, |acc, ((_, _, size, _), _, _)| acc.checked_add(*size))
         .ok_or_else(|| {
@@ -525,10 +554,14 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
                 "the flows add up to more than 2^64 bytes; use smaller flows or fewer of them",
             )
         })?;
-    // Stable: equal starts keep generation order.
+    Ok(())
+}
+
+/// Sort by start and number the flows in that order; the sort is stable,
+/// so equal starts keep generation order.
+fn number_in_start_order(mut all: Vec<Tagged>) -> Vec<FlowSpec> {
     all.sort_by_key(|((_, _, _, start), _, _)| *start);
-    let flows = all
-        .into_iter()
+    all.into_iter()
         .enumerate()
         .map(|(i, ((src, dst, size, start), tag, query))| FlowSpec {
             id: FlowId(i as u32),
@@ -539,8 +572,7 @@ pub fn generate(cfgs: &[WorkloadConfig], env: &WorkloadEnv) -> Result<Workload> 
             tag,
             query,
         })
-        .collect();
-    Ok(Workload { flows, tags })
+        .collect()
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@
 //! its downlink.
 
 use super::{Cdf, Gen, RawFlow};
+use crate::engine::Rng;
 use crate::error::Result;
 use crate::packet::NodeId;
 use crate::time::{Rate, Time, MAX_DURATION, MAX_DURATION_DAYS, PS_PER_SEC};
@@ -52,71 +53,125 @@ pub struct PoissonSpec<'a> {
     pub permutation: bool,
 }
 
+/// Who sends to whom (see the module docs).
+enum Pairs {
+    /// Any source to any other host.
+    Any,
+    /// Any other host to this receiver.
+    ToReceiver(NodeId),
+    /// Any source to a host outside its group of this many.
+    Groups(u64),
+    /// Each source to its fixed partner (a derangement).
+    Partners(Vec<u32>),
+}
+
+impl Pairs {
+    /// The pattern the spec asks for; the permutation's derangement is drawn
+    /// here, from its own stream.
+    fn of(g: &Gen, spec: &PoissonSpec, n: u64) -> Result<Pairs> {
+        let receiver = spec.receiver.map(|r| g.host(r, "receiver")).transpose()?;
+        if let Some(k) = spec.group_size {
+            if receiver.is_some() {
+                return Err(g.err("group_size", "give group_size or receiver, not both"));
+            }
+            if k == 0 || n % k as u64 != 0 || k as u64 >= n {
+                return Err(g.err(
+                    "group_size",
+                    format!("must divide the {n} hosts into at least two groups, got {k}"),
+                ));
+            }
+        }
+        if spec.permutation {
+            if receiver.is_some() || spec.group_size.is_some() {
+                return Err(g.err(
+                    "permutation",
+                    "give one of permutation, receiver and group_size",
+                ));
+            }
+            if n < 2 {
+                return Err(g.err("permutation", "needs at least two hosts"));
+            }
+            // Its own stream: the other streams' draws stay as without it.
+            let partners =
+                super::patterns::derangement(&mut g.rng("poisson.permutation"), n as u32);
+            return Ok(Pairs::Partners(partners));
+        }
+        Ok(match (receiver, spec.group_size) {
+            (Some(r), _) => Pairs::ToReceiver(r),
+            (None, Some(k)) => Pairs::Groups(k as u64),
+            (None, None) => Pairs::Any,
+        })
+    }
+
+    /// One flow's (source, destination) among `n` hosts, drawn from `hosts`.
+    fn draw(&self, hosts: &mut Rng, n: u64) -> (u64, u64) {
+        match self {
+            Pairs::Partners(p) => {
+                let src = hosts.below(n);
+                (src, p[src as usize] as u64)
+            }
+            Pairs::Groups(k) => {
+                let src = hosts.below(n);
+                // Uniform among the n − k hosts of the other groups.
+                let first = src / k * k;
+                let mut dst = hosts.below(n - k);
+                if dst >= first {
+                    dst += k;
+                }
+                (src, dst)
+            }
+            Pairs::Any => {
+                let src = hosts.below(n);
+                // Uniform among the other n − 1 hosts.
+                let mut dst = hosts.below(n - 1);
+                if dst >= src {
+                    dst += 1;
+                }
+                (src, dst)
+            }
+            Pairs::ToReceiver(r) => {
+                let r = r.0 as u64;
+                let mut src = hosts.below(n - 1);
+                if src >= r {
+                    src += 1;
+                }
+                (src, r)
+            }
+        }
+    }
+}
+
 /// Generate Poisson flows (see the module docs).
 pub fn generate(g: &Gen, spec: &PoissonSpec) -> Result<Vec<RawFlow>> {
-    let PoissonSpec {
-        cdf,
-        load,
-        flows,
-        duration,
-        start,
-        receiver,
-        group_size,
-        permutation,
-    } = *spec;
+    let load = spec.load;
     if !(load > 0.0 && load < 1.0) {
         return Err(g.err("load", format!("must be in (0, 1), got {load}")));
     }
-    let end = match (flows, duration) {
+    let end = match (spec.flows, spec.duration) {
         (Some(0), _) => return Err(g.err("flows", "must be at least 1")),
         (Some(_), Some(_)) => return Err(g.err("flows", "give flows or duration, not both")),
         (None, None) => return Err(g.err("flows", "give flows or duration")),
         (_, Some(d)) => Some(g.duration(d, "duration")?),
         (Some(_), None) => None,
     };
-    let cdf = Cdf::load(cdf, g.env.base_dir).map_err(|e| match e {
+    let cdf = Cdf::load(spec.cdf, g.env.base_dir).map_err(|e| match e {
         crate::Error::File { file, msg } => crate::Error::File {
             file,
             msg: format!("{msg} (from {})", g.field("cdf")),
         },
         other => other,
     })?;
-    let t0 = g.start(start)?;
+    let t0 = g.start(spec.start)?;
     let n = g.env.n_hosts as u64;
-    let receiver = receiver.map(|r| g.host(r, "receiver")).transpose()?;
-    if let Some(k) = group_size {
-        if receiver.is_some() {
-            return Err(g.err("group_size", "give group_size or receiver, not both"));
-        }
-        if k == 0 || n % k as u64 != 0 || k as u64 >= n {
-            return Err(g.err(
-                "group_size",
-                format!("must divide the {n} hosts into at least two groups, got {k}"),
-            ));
-        }
-    }
-    let partner = if permutation {
-        if receiver.is_some() || group_size.is_some() {
-            return Err(g.err(
-                "permutation",
-                "give one of permutation, receiver and group_size",
-            ));
-        }
-        if n < 2 {
-            return Err(g.err("permutation", "needs at least two hosts"));
-        }
-        // Its own stream: the other streams' draws stay as without it.
-        Some(super::patterns::derangement(
-            &mut g.rng("poisson.permutation"),
-            n as u32,
-        ))
-    } else {
-        None
-    };
+    let pairs = Pairs::of(g, spec, n)?;
     // Mean wire bytes: payload plus headers, estimated from the CDF's mean
     // payload and mean packet count (exact for whole-packet sizes).
     let mean_wire = g.wire_bytes(cdf.mean());
-    let links = if receiver.is_some() { 1 } else { n };
+    let links = if matches!(pairs, Pairs::ToReceiver(_)) {
+        1
+    } else {
+        n
+    };
     let rate_bps = g.env.host_rate.bps() as f64 * load * links as f64;
     let mean_gap_ps = mean_wire * 8.0 / rate_bps * PS_PER_SEC as f64;
     let mut arrivals = g.rng("poisson.arrivals");
@@ -137,53 +192,17 @@ pub fn generate(g: &Gen, spec: &PoissonSpec) -> Result<Vec<RawFlow>> {
             ));
         }
         let start = Time(t.round() as u64);
-        if let Some(d) = end {
-            if start > t0 + d {
-                break;
-            }
+        if end.is_some_and(|d| start > t0 + d) {
+            break;
         }
-        let (src, dst) = match receiver {
-            None if partner.is_some() => {
-                let src = hosts.below(n);
-                let dst = partner.as_ref().map_or(0, |p| p[src as usize] as u64);
-                (src, dst)
-            }
-            None if group_size.is_some() => {
-                let k = group_size.unwrap_or(1) as u64;
-                let src = hosts.below(n);
-                // Uniform among the n − k hosts of the other groups.
-                let first = src / k * k;
-                let mut dst = hosts.below(n - k);
-                if dst >= first {
-                    dst += k;
-                }
-                (src, dst)
-            }
-            None => {
-                let src = hosts.below(n);
-                // Uniform among the other n − 1 hosts.
-                let mut dst = hosts.below(n - 1);
-                if dst >= src {
-                    dst += 1;
-                }
-                (src, dst)
-            }
-            Some(r) => {
-                let r = r.0 as u64;
-                let mut src = hosts.below(n - 1);
-                if src >= r {
-                    src += 1;
-                }
-                (src, r)
-            }
-        };
+        let (src, dst) = pairs.draw(&mut hosts, n);
         out.push((
             NodeId(src as u32),
             NodeId(dst as u32),
             cdf.sample(&mut sizes),
             start,
         ));
-        if flows.is_some_and(|f| out.len() as u64 >= f) {
+        if spec.flows.is_some_and(|f| out.len() as u64 >= f) {
             break;
         }
     }

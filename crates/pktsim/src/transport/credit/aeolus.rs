@@ -12,6 +12,11 @@
 //! probe's ACK shows the tail (§3.3). Lost ones are resent once credits come,
 //! before new data, as scheduled packets.
 
+use super::wire::{message, CreditMsg, Lane, SMALL_BYTES};
+use super::{CreditHost, CreditProtocol, T_UNSCHED};
+use crate::packet::{FlowId, Message};
+use crate::transport::contract::Ctx;
+
 /// First-RTT state of one sending flow.
 #[derive(Clone, Debug, Default)]
 pub struct FirstRtt {
@@ -73,6 +78,94 @@ impl FirstRtt {
     /// Whether every unscheduled packet is ACKed or known lost.
     pub fn all_resolved(&self) -> bool {
         self.resolved >= self.sent
+    }
+}
+
+/// The sender's first RTT: unscheduled packets at line rate, the probe,
+/// and the ACKs that resolve them.
+impl CreditProtocol {
+    /// The next unscheduled packet at line rate, then the probe.
+    pub(super) fn send_unscheduled(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
+        if !s.active || !s.first.sending {
+            return;
+        }
+        if s.first.sent < s.first.cap && s.next_new < s.n {
+            let idx = s.next_new;
+            s.next_new += 1;
+            s.first.note_sent(idx);
+            let mss = ctx.format().mss as u64;
+            // The receiver must not take this one for a scheduled gap.
+            let data = CreditMsg::Data {
+                pkt: idx,
+                first_scheduled: idx,
+                credit_seq: 0,
+            };
+            // Non-ECT: selectively dropped above the threshold.
+            let p = ctx.data_packet(f, idx as u64 * mss, u64::MAX, data.header());
+            let tx = ctx.host_rate(p.src).tx_time(p.size as u64);
+            ctx.send(p);
+            h.stats.unscheduled_sent += 1;
+            self.arm_rto(h, ctx, f);
+            ctx.set_timer(ctx.now() + tx, f.0, T_UNSCHED);
+            return;
+        }
+        self.end_unscheduled(h, ctx, f);
+    }
+
+    /// Stop sending unscheduled (cap reached, or the first credit came):
+    /// send the probe behind the last unscheduled packet.
+    pub(super) fn end_unscheduled(&self, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
+        if !s.first.sending {
+            return;
+        }
+        s.first.sending = false;
+        if s.first.sent > 0 && !s.first.probed {
+            s.first.probed = true;
+            let spec = ctx.flow(f);
+            let probe = CreditMsg::Probe {
+                last: s.first.sent - 1,
+            };
+            let p = message(
+                ctx,
+                f,
+                spec.src,
+                spec.dst,
+                probe,
+                SMALL_BYTES,
+                Lane::Scheduled,
+            );
+            ctx.send(p);
+        }
+        self.want_credits(h, ctx, f);
+    }
+
+    /// Sender: an ACK of an unscheduled packet, or the probe's ACK
+    /// ([`CreditMsg::Ack`], [`CreditMsg::ProbeAck`]). The unscheduled
+    /// packets they show lost wait for credits, before new data.
+    pub(super) fn on_first_rtt_ack(
+        &self,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        msg: CreditMsg,
+    ) {
+        let si = self.slots.send(f);
+        let s = &mut h.send[si];
+        s.last_activity = ctx.now();
+        let mut lost = Vec::new();
+        match msg {
+            CreditMsg::Ack { pkt } => s.first.on_ack(pkt, &mut |i| lost.push(i)),
+            CreditMsg::ProbeAck { last } => s.first.on_probe_ack(last, &mut |i| lost.push(i)),
+            _ => debug_assert!(false, "not a first-RTT ACK: {msg:?}"),
+        }
+        h.stats.unscheduled_lost += lost.len() as u64;
+        for i in lost {
+            h.send[si].push_retx(i);
+        }
+        self.want_credits(h, ctx, f);
+        self.after_send(h, ctx, f);
     }
 }
 

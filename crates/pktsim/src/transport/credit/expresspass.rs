@@ -19,9 +19,15 @@
 //! (jitter j = 0.1), which breaks the phase-locking of many synchronous
 //! credit streams.
 
-use super::{CreditCommon, CreditConfigCommon, CreditProtocol, CreditTransport, Design};
+use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
+use super::{
+    CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
+    Design, T_CREDIT,
+};
 use crate::error::{Error, Result};
+use crate::packet::FlowId;
 use crate::time::{Duration, Time};
+use crate::transport::contract::Ctx;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
@@ -206,6 +212,140 @@ impl CreditLoop {
         self.period_start = now;
         self.dropped = 0;
         self.received = 0;
+    }
+}
+
+/// ExpressPass' part of a credit run: the receiver paces credits, the
+/// sender asks for them (`REQ`) and stops them (`STOP`) once all is sent,
+/// and each credit releases one data packet at once.
+impl CreditDesign for XpassParams {
+    fn name(&self) -> &'static str {
+        "expresspass"
+    }
+
+    fn start_flow(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let n = h.send[p.slots.send(f)].n;
+        let spec = ctx.flow(f);
+        let req = CreditMsg::Req { packets: n };
+        let m = message(ctx, f, spec.src, spec.dst, req, CREDIT_BYTES, Lane::Control);
+        ctx.send(m);
+    }
+
+    fn on_credit(
+        &self,
+        p: &CreditProtocol,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        msg: CreditMsg,
+        echo: Time,
+    ) {
+        let CreditMsg::Credit { seq } = msg else {
+            debug_assert!(false, "not an ExpressPass credit: {msg:?}");
+            return;
+        };
+        // A credit alone is no progress: one that finds nothing to send
+        // must not hold off the timeout that repairs a hole.
+        p.end_unscheduled(h, ctx, f);
+        if !p.send_scheduled(h, ctx, f, seq, echo) {
+            h.stats.credits_wasted += 1;
+        }
+    }
+
+    fn on_message(
+        &self,
+        p: &CreditProtocol,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        msg: CreditMsg,
+    ) {
+        match msg {
+            CreditMsg::Req { .. } => {
+                p.open_recv(h, ctx, f);
+                self.start_credits(p, h, ctx, f);
+            }
+            CreditMsg::Stop => h.recv[p.slots.recv(f)].credits.on = false,
+            _ => debug_assert!(false, "not an ExpressPass message: {msg:?}"),
+        }
+    }
+
+    fn on_timer(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, kind: u8) {
+        if kind == T_CREDIT && h.recv[p.slots.recv(f)].credits.timer_at == Some(ctx.now()) {
+            self.send_credit(p, h, ctx, f);
+        }
+    }
+
+    /// Tell the receiver to stop crediting once all is sent.
+    fn after_send(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[p.slots.send(f)];
+        if s.stop_sent || s.has_work() || !s.first.all_resolved() || s.first.sending {
+            return;
+        }
+        s.stop_sent = true;
+        let spec = ctx.flow(f);
+        let m = message(
+            ctx,
+            f,
+            spec.src,
+            spec.dst,
+            CreditMsg::Stop,
+            CREDIT_BYTES,
+            Lane::Control,
+        );
+        ctx.send(m);
+    }
+
+    fn restart_credits(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        self.start_credits(p, h, ctx, f);
+    }
+}
+
+impl XpassParams {
+    /// Receiver: send one credit and pace the next.
+    fn send_credit(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let now = ctx.now();
+        let ri = p.slots.recv(f);
+        let r = &mut h.recv[ri];
+        r.credits.timer_at = None;
+        if !r.credits.on || r.done {
+            return;
+        }
+        r.credits.feedback(self, CreditProtocol::credit_bits(), now);
+        r.credits.seq += 1;
+        let seq = r.credits.seq;
+        let rate = r.credits.rate;
+        let spec = ctx.flow(f);
+        let credit = CreditMsg::Credit { seq };
+        let m = message(
+            ctx,
+            f,
+            spec.dst,
+            spec.src,
+            credit,
+            CREDIT_BYTES,
+            Lane::Credit,
+        );
+        ctx.send(m);
+        h.stats.credits_sent += 1;
+        let at = now + p.gap(h, rate);
+        h.recv[ri].credits.timer_at = Some(at);
+        ctx.set_timer(at, f.0, T_CREDIT);
+    }
+
+    /// Receiver: start (or restart) the flow's credits.
+    fn start_credits(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let dst = ctx.flow(f).dst;
+        let max = p.max_credit_rate(ctx, dst);
+        let rtt = p.base_rtt[f.idx()].max(Duration::from_us(1));
+        let r = &mut h.recv[p.slots.recv(f)];
+        if r.done {
+            return;
+        }
+        r.credits.start(self, max, rtt, ctx.now());
+        if r.credits.timer_at.is_none() {
+            self.send_credit(p, h, ctx, f);
+        }
     }
 }
 

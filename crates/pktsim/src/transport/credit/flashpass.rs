@@ -36,9 +36,15 @@
 //! packet is ordinary. A packet not answered within 1.25 RTT + 1 ms (and
 //! T_wait at most) is lost.
 
-use super::{CreditCommon, CreditConfigCommon, CreditProtocol, CreditTransport, Design};
+use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
+use super::{
+    CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
+    Design, Stats, T_EMU, T_SEND,
+};
 use crate::error::{Error, Result};
+use crate::packet::{flags, FlowId};
 use crate::time::{parse_duration, Duration, Time};
+use crate::transport::contract::Ctx;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -252,6 +258,206 @@ impl Emulation {
         self.period_start = now;
         self.credits = 0;
         self.lost = 0;
+    }
+}
+
+/// FlashPass' part of a credit run: the sender paces emulation packets, the
+/// receiver answers each with a credit that echoes its send time T, and the
+/// data a credit releases leaves at T + T_wait (§III-B).
+impl CreditDesign for FlashPassParams {
+    fn name(&self) -> &'static str {
+        "flashpass"
+    }
+
+    /// The configured T_wait, else the largest base RTT plus the margin.
+    fn t_wait(&self, base_rtt: &[Duration]) -> Duration {
+        match self.t_wait {
+            Some(t) => t,
+            None => base_rtt.iter().copied().max().unwrap_or(Duration::ZERO) + self.t_wait_margin,
+        }
+    }
+
+    /// A credit echoing an emulation packet and its send time T.
+    fn on_credit(
+        &self,
+        p: &CreditProtocol,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        msg: CreditMsg,
+        _echo: Time,
+    ) {
+        let CreditMsg::EchoCredit { sent, seq } = msg else {
+            debug_assert!(false, "not a FlashPass credit: {msg:?}");
+            return;
+        };
+        self.on_emulated_credit(p, h, ctx, f, sent, seq);
+    }
+
+    fn on_message(
+        &self,
+        _p: &CreditProtocol,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        msg: CreditMsg,
+    ) {
+        let CreditMsg::Emu { sent, seq } = msg else {
+            debug_assert!(false, "not a FlashPass message: {msg:?}");
+            return;
+        };
+        // One credit per surviving emulation packet, echoing T.
+        let spec = ctx.flow(f);
+        let credit = CreditMsg::EchoCredit { sent, seq };
+        let m = message(
+            ctx,
+            f,
+            spec.dst,
+            spec.src,
+            credit,
+            CREDIT_BYTES,
+            Lane::Control,
+        );
+        ctx.send(m);
+        h.stats.credits_sent += 1;
+    }
+
+    fn on_timer(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, kind: u8) {
+        let now = Some(ctx.now());
+        let s = &h.send[p.slots.send(f)];
+        match kind {
+            T_EMU if s.emu.timer_at == now => self.emulate(p, h, ctx, f),
+            T_SEND if s.send_timer_at == now => self.send_due(p, h, ctx, f),
+            _ => {}
+        }
+    }
+
+    /// Keep emulating while data remain uncovered.
+    fn want_credits(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[p.slots.send(f)];
+        if s.active && s.emu.timer_at.is_none() && s.uncovered() > 0 {
+            s.emu.timer_at = Some(ctx.now());
+            ctx.set_timer(ctx.now(), f.0, T_EMU);
+        }
+    }
+
+    fn counters(&self, s: &Stats, hosts: &[CreditHost], v: &mut Vec<(&'static str, u64)>) {
+        v.push(("emulation_sent", s.emulation_sent));
+        v.push(("emulation_overprovisioned", s.emulation_overprovisioned));
+        v.push(("data_after_t_wait", s.data_late));
+        let lost: u64 = hosts
+            .iter()
+            .flat_map(|h| &h.send)
+            .map(|x| x.emu.lost_total)
+            .sum();
+        v.push(("emulation_lost", lost));
+    }
+}
+
+impl FlashPassParams {
+    /// Sender: the next emulation packet of `f`, paced to the host's share.
+    fn emulate(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let (over, max_loss) = (self.over_provisioning, self.max_target_loss);
+        let now = ctx.now();
+        let t_wait = p.t_wait;
+        let si = p.slots.send(f);
+        let s = &mut h.send[si];
+        s.emu.timer_at = None;
+        if !s.active || s.uncovered() <= 0 {
+            return;
+        }
+        // The host paces all its flows' emulation to its NIC's emulation
+        // share, so no emulation packet waits in its own NIC: T is then the
+        // time it leaves the host, and the data, sent T_wait later, do not
+        // bunch where the emulation packets were spread out (§III-B: data
+        // cross every link T_wait after their emulation packet).
+        let src = ctx.flow(f).src;
+        let free = h.emu_free;
+        if free > now {
+            h.send[si].emu.timer_at = Some(free);
+            ctx.set_timer(free, f.0, T_EMU);
+            return;
+        }
+        let slot = Duration(
+            (CreditProtocol::credit_bits() / p.max_credit_rate(ctx, src) * 1e12).round() as u64,
+        );
+        h.emu_free = now + slot;
+        let s = &mut h.send[si];
+        // A credit comes back within the RTT plus the queues' few packets.
+        let patience = Duration(s.emu.rtt.ps() / 4 * 5) + Duration::from_ms(1);
+        let patience = patience.min(t_wait.max(Duration::from_ms(1)));
+        s.emu.expire(Time(now.ps().saturating_sub(patience.ps())));
+        // Eq. 2: credits expected from the ordinary packets in flight.
+        let expected = s.emu.ordinary_in_flight() as f64 * (1.0 - max_loss);
+        let ordinary = !over || expected < s.uncovered() as f64;
+        let seq = s.emu.note_sent(now, ordinary);
+        let spec = ctx.flow(f);
+        let emu = CreditMsg::Emu { sent: now, seq };
+        let mut m = message(ctx, f, spec.src, spec.dst, emu, CREDIT_BYTES, Lane::Credit);
+        if !ordinary {
+            m.flags &= !flags::ECT;
+            h.stats.emulation_overprovisioned += 1;
+        }
+        ctx.send(m);
+        h.stats.emulation_sent += 1;
+        let rate = h.send[si].emu.rate;
+        let at = now + p.gap(h, rate);
+        h.send[si].emu.timer_at = Some(at);
+        ctx.set_timer(at, f.0, T_EMU);
+    }
+
+    /// Sender: a credit for emulation packet `seq` sent at `t`; the data it
+    /// releases leaves at `t` + T_wait.
+    fn on_emulated_credit(
+        &self,
+        p: &CreditProtocol,
+        h: &mut CreditHost,
+        ctx: &mut Ctx,
+        f: FlowId,
+        t: Time,
+        seq: u32,
+    ) {
+        let now = ctx.now();
+        let t_wait = p.t_wait;
+        let si = p.slots.send(f);
+        let s = &mut h.send[si];
+        if !s.active {
+            h.stats.credits_wasted += 1;
+            return;
+        }
+        s.emu.on_credit(seq, t, now);
+        s.emu.control(self, CreditProtocol::credit_bits(), now);
+        p.end_unscheduled(h, ctx, f);
+        // Send time calibration: the data leaves at T + T_wait.
+        let at = t + t_wait;
+        if at < now {
+            h.stats.data_late += 1;
+        }
+        let at = at.max(now);
+        let s = &mut h.send[si];
+        s.sched.push_back(at);
+        if s.send_timer_at.is_none() {
+            s.send_timer_at = Some(at);
+            ctx.set_timer(at, f.0, T_SEND);
+        }
+    }
+
+    /// Sender: send the credited data that are due.
+    fn send_due(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
+        let now = ctx.now();
+        let si = p.slots.send(f);
+        h.send[si].send_timer_at = None;
+        while let Some(&at) = h.send[si].sched.front() {
+            if at > now {
+                h.send[si].send_timer_at = Some(at);
+                ctx.set_timer(at, f.0, T_SEND);
+                return;
+            }
+            h.send[si].sched.pop_front();
+            if !p.send_scheduled(h, ctx, f, 0, now) {
+                h.stats.credits_wasted += 1;
+            }
+        }
     }
 }
 

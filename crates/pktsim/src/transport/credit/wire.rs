@@ -1,51 +1,184 @@
 //! Messages of the credit-scheduled transports (ExpressPass, FlashPass,
-//! Aeolus), all in [`Header::Ctrl`], and the packets that carry them.
+//! Aeolus): [`CreditMsg`], one variant per message with its fields, carried
+//! in [`Header::Ctrl`] (this module is the one place that knows how), and
+//! the packets that carry them.
 //!
-//! | kind | from → to | class | size | `a` | `b` |
-//! |---|---|---|---|---|---|
-//! | `REQ` | sender → receiver | control | 84 | packets in the flow | — |
-//! | `CREDIT` (ExpressPass) | receiver → sender | credit | 84 | credit sequence | — |
-//! | `CREDIT` (FlashPass) | receiver → sender | control | 84 | echoed emulation timestamp (ps) | emulation sequence |
-//! | `EMU` | sender → receiver | credit | 84 | send timestamp T (ps) | emulation sequence |
-//! | `DATA` | sender → receiver | data | ≤ MTU | packet index, the flow's first scheduled index in the high half | credit sequence |
-//! | `ACK` | receiver → sender | control | 64 | unscheduled packet index | — |
-//! | `PROBE` | sender → receiver | data (ECT), or control for [`STATUS`] | 64 | last unscheduled index, or [`STATUS`] | with `STATUS`: packets sent |
-//! | `PROBE_ACK` | receiver → sender | control | 64 | echoed `a` | — |
-//! | `NACK` | receiver → sender | control | 64 | first missing index | missing count |
-//! | `DONE` | receiver → sender | control | 64 | — | — |
-//! | `STOP` | sender → receiver | control | 84 | — | — |
+//! | message | from → to | class | size |
+//! |---|---|---|---|
+//! | `Req` | sender → receiver | control | 84 |
+//! | `Credit` (ExpressPass) | receiver → sender | credit | 84 |
+//! | `EchoCredit` (FlashPass) | receiver → sender | control | 84 |
+//! | `Emu` | sender → receiver | credit | 84 |
+//! | `Data` | sender → receiver | data | ≤ MTU |
+//! | `Ack` | receiver → sender | control | 64 |
+//! | `Probe` | sender → receiver | data (ECT) | 64 |
+//! | `Status` | sender → receiver | control | 64 |
+//! | `ProbeAck` | receiver → sender | control | 64 |
+//! | `Nack` | receiver → sender | control | 64 |
+//! | `Done` | receiver → sender | control | 64 |
+//! | `Stop` | sender → receiver | control | 84 |
 //!
 //! Sizes are on the wire (ExpressPass' 84 B minimum Ethernet frame with
 //! preamble and gap; Aeolus' 64 B probe and ACK).
 
 use crate::net::queue::credit_port::CREDIT_CLASS;
-use crate::packet::{flags, FlowId, Header, NodeId, Packet};
+use crate::packet::{flags, FlowId, Header, Message, NodeId, Packet};
+use crate::time::Time;
 use crate::transport::contract::Ctx;
 
-/// Credit request.
-pub const REQ: u8 = 0;
-/// A credit.
-pub const CREDIT: u8 = 1;
-/// A data packet.
-pub const DATA: u8 = 2;
-/// A FlashPass emulation packet.
-pub const EMU: u8 = 3;
-/// Per-packet ACK of unscheduled data (Aeolus).
-pub const ACK: u8 = 4;
-/// Aeolus probe, or a status request after a retransmission timeout.
-pub const PROBE: u8 = 5;
-/// Answer to a probe.
-pub const PROBE_ACK: u8 = 6;
-/// Missing packets.
-pub const NACK: u8 = 7;
-/// Every packet arrived.
-pub const DONE: u8 = 8;
-/// ExpressPass credit stop.
-pub const STOP: u8 = 9;
+/// One message of a credit transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreditMsg {
+    /// ExpressPass: ask the receiver for credits for a flow of `packets`.
+    Req {
+        /// Packets in the flow.
+        packets: u32,
+    },
+    /// ExpressPass: a credit, the receiver's `seq`-th for the flow.
+    Credit {
+        /// Credit sequence number (from 1).
+        seq: u32,
+    },
+    /// FlashPass: the credit for emulation packet `seq`, echoing its send
+    /// time T.
+    EchoCredit {
+        /// When the emulation packet left its sender.
+        sent: Time,
+        /// Its emulation sequence number.
+        seq: u32,
+    },
+    /// FlashPass: an emulation packet, sent at `sent`.
+    Emu {
+        /// Send time T.
+        sent: Time,
+        /// Emulation sequence number.
+        seq: u32,
+    },
+    /// A data packet: index `pkt`; the receiver finds scheduled losses as
+    /// gaps from `first_scheduled` on. `credit_seq` echoes the credit that
+    /// released it (0: none).
+    Data {
+        /// Packet index.
+        pkt: u32,
+        /// The flow's first scheduled packet index (Aeolus sent the ones
+        /// before unscheduled).
+        first_scheduled: u32,
+        /// The ExpressPass credit it answers, for the receiver's loss count.
+        credit_seq: u32,
+    },
+    /// Aeolus: ACK of unscheduled packet `pkt`.
+    Ack {
+        /// Packet index.
+        pkt: u32,
+    },
+    /// Aeolus: the probe behind the last unscheduled packet, `last`.
+    Probe {
+        /// Index of the last unscheduled packet.
+        last: u32,
+    },
+    /// After a retransmission timeout: the receiver answers with NACKs of
+    /// every missing packet of the first `sent`, or `Done`.
+    Status {
+        /// Packets the sender has sent.
+        sent: u32,
+    },
+    /// Answer to a `Probe`, echoing its `last`.
+    ProbeAck {
+        /// The probe's `last`.
+        last: u32,
+    },
+    /// Packets `first..first + count` are missing.
+    Nack {
+        /// First missing index.
+        first: u32,
+        /// How many in a row.
+        count: u32,
+    },
+    /// Every packet arrived.
+    Done,
+    /// ExpressPass: everything is sent, stop crediting.
+    Stop,
+}
 
-/// `PROBE.a` of a status request: the receiver answers with NACKs for
-/// every missing packet (or `DONE`).
-pub const STATUS: u64 = u64::MAX;
+/// The carrier's `kind` of each message.
+const REQ: u8 = 0;
+const CREDIT: u8 = 1;
+const DATA: u8 = 2;
+const EMU: u8 = 3;
+const ACK: u8 = 4;
+const PROBE: u8 = 5;
+const PROBE_ACK: u8 = 6;
+const NACK: u8 = 7;
+const DONE: u8 = 8;
+const STOP: u8 = 9;
+const ECHO_CREDIT: u8 = 10;
+
+/// `a` of a `PROBE` that asks for the receiver's status.
+const STATUS: u64 = u64::MAX;
+
+impl Message for CreditMsg {
+    #[inline]
+    fn header(self) -> Header {
+        let (kind, a, b) = match self {
+            CreditMsg::Req { packets } => (REQ, packets as u64, 0),
+            CreditMsg::Credit { seq } => (CREDIT, seq as u64, 0),
+            CreditMsg::EchoCredit { sent, seq } => (ECHO_CREDIT, sent.ps(), seq),
+            CreditMsg::Emu { sent, seq } => (EMU, sent.ps(), seq),
+            CreditMsg::Data {
+                pkt,
+                first_scheduled,
+                credit_seq,
+            } => (
+                DATA,
+                pkt as u64 | (first_scheduled as u64) << 32,
+                credit_seq,
+            ),
+            CreditMsg::Ack { pkt } => (ACK, pkt as u64, 0),
+            CreditMsg::Probe { last } => (PROBE, last as u64, 0),
+            CreditMsg::Status { sent } => (PROBE, STATUS, sent),
+            CreditMsg::ProbeAck { last } => (PROBE_ACK, last as u64, 0),
+            CreditMsg::Nack { first, count } => (NACK, first as u64, count),
+            CreditMsg::Done => (DONE, 0, 0),
+            CreditMsg::Stop => (STOP, 0, 0),
+        };
+        Header::Ctrl { kind, a, b }
+    }
+
+    #[inline]
+    fn parse(h: &Header) -> Option<Self> {
+        let Header::Ctrl { kind, a, b } = *h else {
+            return None;
+        };
+        Some(match kind {
+            REQ => CreditMsg::Req { packets: a as u32 },
+            CREDIT => CreditMsg::Credit { seq: a as u32 },
+            ECHO_CREDIT => CreditMsg::EchoCredit {
+                sent: Time(a),
+                seq: b,
+            },
+            EMU => CreditMsg::Emu {
+                sent: Time(a),
+                seq: b,
+            },
+            DATA => CreditMsg::Data {
+                pkt: a as u32,
+                first_scheduled: (a >> 32) as u32,
+                credit_seq: b,
+            },
+            ACK => CreditMsg::Ack { pkt: a as u32 },
+            PROBE if a == STATUS => CreditMsg::Status { sent: b },
+            PROBE => CreditMsg::Probe { last: a as u32 },
+            PROBE_ACK => CreditMsg::ProbeAck { last: a as u32 },
+            NACK => CreditMsg::Nack {
+                first: a as u32,
+                count: b,
+            },
+            DONE => CreditMsg::Done,
+            STOP => CreditMsg::Stop,
+            _ => return None,
+        })
+    }
+}
 
 /// Size of credits, emulation packets, requests and stops.
 pub const CREDIT_BYTES: u32 = 84;
@@ -65,19 +198,16 @@ pub enum Lane {
 
 /// A message packet of flow `f` from `src` to `dst`: a control packet
 /// ([`Ctx::control_packet`]) in `lane`'s class, ECN-capable.
-#[allow(clippy::too_many_arguments)]
 pub fn message(
     ctx: &Ctx,
     f: FlowId,
     src: NodeId,
     dst: NodeId,
-    kind: u8,
-    a: u64,
-    b: u32,
+    msg: CreditMsg,
     size: u32,
     lane: Lane,
 ) -> Packet {
-    let mut p = ctx.control_packet(f, src, dst, size, Header::Ctrl { kind, a, b });
+    let mut p = ctx.control_packet(f, src, dst, size, msg.header());
     p.class = match lane {
         Lane::Control => 0,
         Lane::Credit => CREDIT_CLASS,
@@ -85,4 +215,38 @@ pub fn message(
     };
     p.flags = flags::ECT;
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::header::assert_round_trips;
+
+    #[test]
+    fn every_message_survives_its_header_and_fits_sixteen_bytes() {
+        assert_round_trips(&[
+            CreditMsg::Req { packets: u32::MAX },
+            CreditMsg::Credit { seq: 7 },
+            CreditMsg::EchoCredit {
+                sent: Time(u64::MAX - 1),
+                seq: 3,
+            },
+            CreditMsg::Emu {
+                sent: Time(12_345),
+                seq: u32::MAX,
+            },
+            CreditMsg::Data {
+                pkt: u32::MAX,
+                first_scheduled: 4,
+                credit_seq: 9,
+            },
+            CreditMsg::Ack { pkt: 1 },
+            CreditMsg::Probe { last: u32::MAX },
+            CreditMsg::Status { sent: 17 },
+            CreditMsg::ProbeAck { last: 0 },
+            CreditMsg::Nack { first: 2, count: 5 },
+            CreditMsg::Done,
+            CreditMsg::Stop,
+        ]);
+    }
 }

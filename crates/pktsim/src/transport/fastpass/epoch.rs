@@ -19,18 +19,14 @@
 //! the network's load balancing) and no compute time.
 
 use super::mailbox::{Mailbox, MessageSeq};
+use super::wire::EpochMsg;
 use super::{ctrl, n_packets, RecvFlow, NO_FLOW};
-use crate::packet::{FlowId, Header, NodeId, Packet};
+use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-const RTS: u8 = 0;
-const SCHEDULE: u8 = 1;
-const DATA: u8 = 2;
-const DATA_ACK: u8 = 3;
 
 /// Host timer: a scheduled packet is due.
 const T_SEND: u8 = 0;
@@ -201,13 +197,8 @@ impl EpochProtocol {
     fn rts(&self, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
         let src = ctx.flow(f).src;
         let header = ctx.format().header;
-        let mut p = ctrl(ctx, f, src, self.arbiter, header, RTS, remaining as u64);
-        p.header = Header::Ctrl {
-            kind: RTS,
-            a: remaining as u64,
-            b: done as u32,
-        };
-        ctx.send(p);
+        let rts = EpochMsg::Rts { remaining, done }.header();
+        ctx.send(ctrl(ctx, f, src, self.arbiter, header, rts));
     }
 
     fn on_rts(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
@@ -264,7 +255,8 @@ impl EpochProtocol {
             let list = per_src[i..j].iter().map(|&(_, k, f)| (k, f)).collect();
             self.schedules
                 .post(self.arbiter, seq, (ctx.now() + self.epoch, list));
-            let p = ctrl(ctx, NO_FLOW, self.arbiter, NodeId(s), header, SCHEDULE, seq);
+            let schedule = EpochMsg::Schedule { seq }.header();
+            let p = ctrl(ctx, NO_FLOW, self.arbiter, NodeId(s), header, schedule);
             ctx.send(p);
             h.schedules_sent += 1;
             i = j;
@@ -325,11 +317,7 @@ impl EpochProtocol {
             ctx.set_timer(at, f.0, T_REREQ);
         }
         let first = i as u64 * ctx.format().mss as u64;
-        let header = Header::Ctrl {
-            kind: DATA,
-            a: i as u64,
-            b: 0,
-        };
+        let header = EpochMsg::Data { pkt: i }.header();
         let mut p = ctx.data_packet(f, first, u64::MAX, header);
         p.prio = 1;
         ctx.send(p);
@@ -394,31 +382,28 @@ impl HostProtocol for EpochProtocol {
     }
 
     fn on_packet(&self, h: &mut EpochHost, ctx: &mut Ctx, pkt: Packet) {
-        let Header::Ctrl { kind, a, b } = pkt.header else {
-            debug_assert!(false, "Fastpass got a foreign packet");
+        let Some(msg) = EpochMsg::parse(&pkt.header) else {
+            debug_assert!(false, "Fastpass got a foreign or unknown packet");
             return;
         };
-        match kind {
-            RTS => self.on_rts(h, ctx, pkt.flow, a as u32, b != 0),
-            SCHEDULE => self.on_schedule(h, ctx, pkt.src, a),
-            DATA => {
+        match msg {
+            EpochMsg::Rts { remaining, done } => self.on_rts(h, ctx, pkt.flow, remaining, done),
+            EpochMsg::Schedule { seq } => self.on_schedule(h, ctx, pkt.src, seq),
+            EpochMsg::Data { pkt: idx } => {
                 let f = pkt.flow;
                 let size = ctx.flow(f).size;
                 let mss = ctx.format().mss;
-                let got = h.recv[self.slots.recv(f)].take(
-                    a as u32,
-                    n_packets(size, mss),
-                    mss as u64,
-                    size,
-                );
+                let got =
+                    h.recv[self.slots.recv(f)].take(idx, n_packets(size, mss), mss as u64, size);
                 ctx.set_received(f, got);
                 let header = ctx.format().header;
-                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, DATA_ACK, a));
+                let ack = EpochMsg::DataAck { pkt: idx }.header();
+                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, ack));
             }
-            DATA_ACK => {
+            EpochMsg::DataAck { pkt: idx } => {
                 let f = pkt.flow;
                 let s = &mut h.send[self.slots.send(f)];
-                let i = a as usize;
+                let i = idx as usize;
                 if s.active && i < s.acked.len() && !s.acked[i] {
                     s.acked[i] = true;
                     s.n_acked += 1;
@@ -429,7 +414,6 @@ impl HostProtocol for EpochProtocol {
                     }
                 }
             }
-            _ => debug_assert!(false, "unknown Fastpass packet"),
         }
     }
 

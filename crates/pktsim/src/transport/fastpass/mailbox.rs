@@ -1,8 +1,9 @@
 //! Where the contents of Fastpass' control messages (requests, allocations,
 //! schedules) wait while their packet is on the wire. A packet is a small
-//! `Copy` value that carries one number (`Header::Ctrl::a`), the message's
-//! sequence number at its sending host; the contents sit here, under the
-//! key (sending host, sequence number).
+//! `Copy` value that carries one number (the `seq` of an
+//! [`FcpMsg`](super::wire::FcpMsg) or [`EpochMsg`](super::wire::EpochMsg)),
+//! the message's sequence number at its sending host; the contents sit
+//! here, under the key (sending host, sequence number).
 //!
 //! The mailbox is the only state of a Fastpass run that two hosts touch,
 //! and only in a fixed order: the sender posts a message before its packet

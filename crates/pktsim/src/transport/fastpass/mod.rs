@@ -43,10 +43,11 @@
 pub mod config;
 pub mod epoch;
 mod mailbox;
+pub mod wire;
 
 pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 
-use crate::packet::{flags, FlowId, Header, NodeId, Packet};
+use crate::packet::{flags, FlowId, Header, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
@@ -55,19 +56,7 @@ use fastpass_arbiter::{colour_edges, Allocator, Order};
 use mailbox::{Mailbox, MessageSeq};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-
-/// FCP request: the packet's `a` is the sequence number (at its sender)
-/// of a [`Msg::Req`] in the [`Mailbox`].
-const REQ: u8 = 0;
-/// The arbiter acknowledges a request (`a` = the request's sequence number).
-const REQ_ACK: u8 = 1;
-/// Allocated timeslots for one source (`a` is the sequence number, at the
-/// arbiter, of a [`Msg::Alloc`] in the [`Mailbox`]).
-const ALLOC: u8 = 2;
-/// Data: `a` = packet index within the flow.
-const DATA: u8 = 3;
-/// The receiver acknowledges one data packet (`a` = packet index).
-const DATA_ACK: u8 = 4;
+use wire::FcpMsg;
 
 /// Host timer: an allocated slot starts.
 const T_SEND: u8 = 0;
@@ -304,17 +293,17 @@ pub(crate) fn n_packets(size: u64, mss: u32) -> u32 {
     size.div_ceil(mss as u64).max(1) as u32
 }
 
-/// A Fastpass control packet of `size` bytes ([`Ctx::control_packet`]).
+/// A Fastpass control packet of `size` bytes ([`Ctx::control_packet`])
+/// carrying `header` (an [`FcpMsg`] or an [`EpochMsg`](wire::EpochMsg)).
 pub(crate) fn ctrl(
     ctx: &Ctx,
     f: FlowId,
     src: NodeId,
     dst: NodeId,
     size: u32,
-    kind: u8,
-    a: u64,
+    header: Header,
 ) -> Packet {
-    ctx.control_packet(f, src, dst, size, Header::Ctrl { kind, a, b: 0 })
+    ctx.control_packet(f, src, dst, size, header)
 }
 
 /// Fastpass with an arbiter host, for every host and flow of a run: the
@@ -471,7 +460,8 @@ impl FastpassProtocol {
         // acknowledgement; the arbiter gets its own copy.
         h.ep.unacked.insert(seq, entries.clone());
         self.mailbox.post(me, seq, Msg::Req(entries));
-        ctx.send(ctrl(ctx, NO_FLOW, me, self.arbiter, size, REQ, seq));
+        let req = FcpMsg::Req { seq }.header();
+        ctx.send(ctrl(ctx, NO_FLOW, me, self.arbiter, size, req));
         h.stats.requests_sent += 1;
         if resend {
             h.stats.requests_resent += 1;
@@ -520,7 +510,8 @@ impl FastpassProtocol {
         }
         let node = arb.node;
         let size = ctx.format().header + FCP_HEADER;
-        ctx.send(ctrl(ctx, NO_FLOW, node, src, size, REQ_ACK, seq));
+        let ack = FcpMsg::ReqAck { seq }.header();
+        ctx.send(ctrl(ctx, NO_FLOW, node, src, size, ack));
         if !arb.ticking && arb.alloc.pending_pairs() > 0 {
             arb.ticking = true;
             let now_slot = ctx.now().ps().div_ceil(self.slot.ps());
@@ -638,7 +629,8 @@ impl FastpassProtocol {
             let size = header + FCP_HEADER + 4 + 2 * dsts.len() as u32 + slots.len() as u32;
             let seq = h.seq.next();
             self.mailbox.post(node, seq, Msg::Alloc(slots));
-            ctx.send(ctrl(ctx, NO_FLOW, node, NodeId(src), size, ALLOC, seq));
+            let alloc = FcpMsg::Alloc { seq }.header();
+            ctx.send(ctrl(ctx, NO_FLOW, node, NodeId(src), size, alloc));
         }
     }
 
@@ -725,16 +717,7 @@ impl FastpassProtocol {
             return;
         };
         let first = i as u64 * ctx.format().mss as u64;
-        let mut p = ctx.data_packet(
-            f,
-            first,
-            u64::MAX,
-            Header::Ctrl {
-                kind: DATA,
-                a: i as u64,
-                b: 0,
-            },
-        );
+        let mut p = ctx.data_packet(f, first, u64::MAX, FcpMsg::Data { pkt: i }.header());
         p.prio = 1;
         if let Some(path) = path {
             p.flags |= flags::SOURCE_ROUTED;
@@ -840,36 +823,37 @@ impl HostProtocol for FastpassProtocol {
     }
 
     fn on_packet(&self, h: &mut FastpassHost, ctx: &mut Ctx, pkt: Packet) {
-        let Header::Ctrl { kind, a, .. } = pkt.header else {
-            debug_assert!(false, "Fastpass got a foreign packet");
+        let Some(msg) = FcpMsg::parse(&pkt.header) else {
+            debug_assert!(false, "Fastpass got a foreign or unknown packet");
             return;
         };
-        match kind {
-            REQ => self.on_request(h, ctx, pkt.src, a),
-            REQ_ACK => {
-                if let Some(entries) = h.ep.unacked.remove(&a) {
+        match msg {
+            FcpMsg::Req { seq } => self.on_request(h, ctx, pkt.src, seq),
+            FcpMsg::ReqAck { seq } => {
+                if let Some(entries) = h.ep.unacked.remove(&seq) {
                     for (dst, count) in entries {
                         let d = h.ep.dest(dst);
                         d.acked = d.acked.max(count);
                     }
                 }
             }
-            ALLOC => self.on_alloc(h, ctx, pkt.src, a),
-            DATA => {
+            FcpMsg::Alloc { seq } => self.on_alloc(h, ctx, pkt.src, seq),
+            FcpMsg::Data { pkt: idx } => {
                 let f = pkt.flow;
                 let (n, size) = {
                     let s = ctx.flow(f);
                     (n_packets(s.size, ctx.format().mss), s.size)
                 };
                 let mss = ctx.format().mss as u64;
-                let got = h.recv[self.slots.recv(f)].take(a as u32, n, mss, size);
+                let got = h.recv[self.slots.recv(f)].take(idx, n, mss, size);
                 ctx.set_received(f, got);
-                let header = ctx.format().header;
-                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, DATA_ACK, a));
+                let size = ctx.format().header;
+                let ack = FcpMsg::DataAck { pkt: idx }.header();
+                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, size, ack));
             }
-            DATA_ACK => {
+            FcpMsg::DataAck { pkt: idx } => {
                 let s = &mut h.send[self.slots.send(pkt.flow)];
-                let i = a as usize;
+                let i = idx as usize;
                 if s.active && i < s.acked.len() && !s.acked[i] {
                     s.acked[i] = true;
                     s.n_acked += 1;
@@ -879,7 +863,6 @@ impl HostProtocol for FastpassProtocol {
                     }
                 }
             }
-            _ => debug_assert!(false, "unknown Fastpass packet"),
         }
     }
 
