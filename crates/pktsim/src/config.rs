@@ -485,7 +485,7 @@ pub struct Experiment {
 /// partitioned run: a window lasts the shortest cut link's delay, and
 /// windows much shorter than a packet's transmission would cost more in
 /// synchronisation than they gain.
-const MIN_CUT_DELAY: Duration = Duration::from_ns(100);
+pub(crate) const MIN_CUT_DELAY: Duration = Duration::from_ns(100);
 
 struct RunSetup<'a> {
     exp: Experiment,

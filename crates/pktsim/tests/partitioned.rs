@@ -175,3 +175,50 @@ fn paced_flows_with_the_handshake_give_the_serial_run_on_any_thread_count() {
     assert!(serial.protocol_counters["pacing_delays"] > 0);
     same_on_2_3_and_8_threads(&toml, &serial);
 }
+
+/// What cannot split says so before the run, and runs on one thread with
+/// the serial run's results: a star has one switch (nothing to cut), and
+/// pFabric's senders read their receivers' state.
+#[test]
+fn what_cannot_split_warns_and_runs_serially() {
+    let star = r#"
+name = "star"
+[topology]
+kind = "star"
+hosts = 8
+host_rate = "10Gbps"
+link_delay = "1us"
+[transport]
+protocol = "tcp"
+[[workload]]
+kind = "poisson"
+cdf = "websearch"
+load = 0.5
+flows = 50
+[run]
+threads = 2
+"#;
+    let pfabric = ring("", "[run]\nthreads = 2")
+        .replace("protocol = \"dctcp\"", "protocol = \"pfabric\"")
+        .replace(
+            "switch_queue = { kind = \"ecn\", k_packets = 20 }",
+            "switch_queue = { kind = \"pfabric\" }",
+        );
+    for (toml, why) in [(star.to_string(), "no link"), (pfabric, "pfabric")] {
+        let exp = prepare(&toml);
+        assert!(
+            exp.warnings
+                .iter()
+                .any(|w| w.starts_with("run.threads:") && w.contains(why)),
+            "{why}: {:?}",
+            exp.warnings
+        );
+        let mut serial = prepare(&toml);
+        serial.threads = 1;
+        same(
+            &serial.run(None).expect("runs"),
+            &exp.run(None).expect("runs"),
+            why,
+        );
+    }
+}

@@ -6,9 +6,12 @@
 //! this order, so the first error a config hits stays the same.
 
 use super::semantics::{self, Mismatch};
-use super::{sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, TCP_HOST_BUFFER};
+use super::{
+    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MIN_CUT_DELAY, TCP_HOST_BUFFER,
+};
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
+use crate::net::partition::Partition;
 use crate::net::switch::Refusal;
 use crate::net::topology::TopologySpec;
 use crate::net::{LoadBalancing, Network, NetworkParams};
@@ -59,7 +62,7 @@ impl Config {
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
         self.check_size_buckets()?;
         let allowed_mismatches = self.allowed_mismatches(&mismatches, &mut warnings);
-        let threads = self.check_threads(&net, &mut warnings)?;
+        let threads = self.check_threads(&topo, &net, &mut warnings)?;
         Ok(Experiment {
             allowed_mismatches,
             warnings,
@@ -86,7 +89,12 @@ impl Config {
 
     /// The run's threads (`[run] threads`, at least 1); a warning when the
     /// run cannot split and uses one.
-    fn check_threads(&self, net: &Network, warnings: &mut Vec<String>) -> Result<usize> {
+    fn check_threads(
+        &self,
+        topo: &TopologySpec,
+        net: &Network,
+        warnings: &mut Vec<String>,
+    ) -> Result<usize> {
         let threads = self.run.threads.unwrap_or(1);
         if threads == 0 {
             return Err(Error::config("run.threads", "must be at least 1"));
@@ -96,6 +104,11 @@ impl Config {
                 Some(format!(
                     "{}'s hosts read each other's state",
                     self.transport.name()
+                ))
+            } else if Partition::natural(topo, MIN_CUT_DELAY).len() < 2 {
+                Some(format!(
+                    "the topology has no link between switches of at least {} to cut",
+                    MIN_CUT_DELAY
                 ))
             } else {
                 net.partition_blocker().map(str::to_string)

@@ -485,17 +485,16 @@ impl<T: Transport> Piece for Group<'_, T> {
             };
             // Every group samples its own ports; the run counts one event.
             n += u64::from(id == 0 || !matches!(ev, Event::Sample));
-            stage.run_event(now, tie, ev, |net, events| {
-                net.sample_queues_of(
-                    now,
-                    switches_only,
-                    &|node| group_of[node.idx()] == id,
-                    samples,
-                );
+            if stage.run_event(now, tie, ev) {
+                let ours = |node: NodeId| group_of[node.idx()] == id;
+                stage
+                    .net
+                    .sample_queues_of(now, switches_only, &ours, samples);
                 if let Some(iv) = sampling {
-                    events.schedule(now + iv, Simulation::<T>::SAMPLE_TIE, Event::Sample);
+                    let tie = Simulation::<T>::SAMPLE_TIE;
+                    stage.events.schedule(now + iv, tie, Event::Sample);
                 }
-            });
+            }
         }
         out.extend(self.net.take_crossings().map(|c| (group_of[c.to.idx()], c)));
         self.totals.finished.fetch_add(

@@ -368,22 +368,15 @@ impl<T: Transport> Simulation<T> {
     /// Handle one event popped at `now`; `tie` names its owner.
     #[inline(always)]
     fn run_event(&mut self, now: Time, tie: Tie, ev: Event) {
-        let mut stage = Stage {
-            net: &mut self.net,
-            transport: &mut self.transport,
-            events: &mut self.events,
-            flows: &self.flows,
-            progress: &mut self.progress,
-            completion: &mut self.completion,
-            format: self.format,
-        };
-        let (samples, limits) = (&mut self.samples, &self.limits);
-        stage.run_event(now, tie, ev, |net, events| {
-            net.sample_queues(now, !limits.sample_host_queues, samples);
-            if let Some(iv) = limits.queue_sample_interval {
-                events.schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
+        if self.stage().run_event(now, tie, ev) {
+            let switches_only = !self.limits.sample_host_queues;
+            self.net
+                .sample_queues(now, switches_only, &mut self.samples);
+            if let Some(iv) = self.limits.queue_sample_interval {
+                self.events
+                    .schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
             }
-        });
+        }
     }
 
     /// The run's state, borrowed for one event.
@@ -495,17 +488,12 @@ pub(crate) struct Stage<'a, T> {
 }
 
 impl<T: Transport> Stage<'_, T> {
-    /// Handle one event popped at `now`; `tie` names its owner. `sample`
-    /// takes a queue sample (what is sampled differs between the serial
-    /// loop and a group).
+    /// Handle one event popped at `now`; `tie` names its owner. Returns
+    /// whether it was a queue sample, which the caller takes (the serial
+    /// loop samples every port, a group its own).
     #[inline(always)]
-    pub(crate) fn run_event(
-        &mut self,
-        now: Time,
-        tie: Tie,
-        ev: Event,
-        sample: impl FnOnce(&mut Network, &mut EventQueue<Event>),
-    ) {
+    #[must_use]
+    pub(crate) fn run_event(&mut self, now: Time, tie: Tie, ev: Event) -> bool {
         // Start loading the state the next event will need while this
         // one runs (see [`Network::prefetch_port`]).
         match self.events.peek() {
@@ -531,8 +519,9 @@ impl<T: Transport> Stage<'_, T> {
             Event::NicIdle(host) => {
                 self.with_ctx(now, host, |t, ctx| t.on_nic_idle(ctx, host));
             }
-            Event::Sample => sample(self.net, self.events),
+            Event::Sample => return true,
         }
+        false
     }
 
     /// Call into the transport with a context at time `now`, acting for
