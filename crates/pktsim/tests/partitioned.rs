@@ -141,7 +141,11 @@ fn deflection_and_fastlane_give_the_serial_run_on_any_thread_count() {
 
 #[test]
 fn limits_stop_a_split_run_where_they_stop_the_serial_one() {
-    for extra in ["[run]\ntime_limit = \"3ms\"", "[run]\nevent_limit = 200000"] {
+    for extra in [
+        "[run]\ntime_limit = \"3ms\"",
+        "[run]\nevent_limit = 200000",
+        "[run]\nno_progress_limit = \"3us\"",
+    ] {
         let toml = ring(SHARED, extra);
         let (serial, _) = run_on(&toml, 1);
         assert_ne!(serial.stop_reason, "all_flows_done", "{extra}");

@@ -300,10 +300,12 @@ impl<T: Transport> Simulation<T> {
             // margin of the largest windows seen.
             let near_event_limit =
                 event_limit.is_some_and(|l| we.events.saturating_add(4 * last.1 + 1024) >= l);
+            // A window that could reach past the no-progress deadline is
+            // left to the serial loop, which stops exactly there.
             let past_deadline = match (no_progress, we.next) {
                 (Some(d), Some(next)) => {
                     let lp = totals.last_progress.load(Ordering::Relaxed);
-                    next.0 > lp.saturating_add(d.ps())
+                    next.0.saturating_add(lookahead.ps()) > lp.saturating_add(d.ps())
                 }
                 _ => false,
             };
