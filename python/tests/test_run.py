@@ -50,6 +50,23 @@ def test_threads_give_the_same_bytes(tmp_path: Path, small_dict: dict) -> None:
     assert e.value.field == "run.threads"
 
 
+def test_link_series_are_a_table_per_port_and_interval(tmp_path: Path, small_dict: dict) -> None:
+    cfg = copy.deepcopy(small_dict)
+    cfg.setdefault("output", {})["links"] = {"interval": "100us"}
+    res = pktsim.run(cfg, tmp_path / "links")
+    links = res.links
+    assert links is not None and links.height > 0
+    for col in ("time_ps", "interval_ps", "port", "bytes", "utilisation", "drops_buffer_full"):
+        assert col in links.columns
+    assert links["utilisation"].max() <= 1.0
+    # The last interval ends with the run; the rows add up to the ECN marks.
+    assert links["time_ps"].max() == round(res.summary["sim_time_us"] * 1e6)
+    assert links["ecn_marked"].sum() == res.summary["ecn_marked"]
+    assert links["packets"].sum() <= res.summary["packet_hops"]
+    # Off by default: no links.parquet.
+    assert pktsim.run(small_dict, tmp_path / "none").links is None
+
+
 def test_bad_value_names_the_field(tmp_path: Path, small_dict: dict) -> None:
     bad = copy.deepcopy(small_dict)
     bad["workload"][0]["load"] = 1.2

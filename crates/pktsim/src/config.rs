@@ -268,6 +268,17 @@ pub struct OutputConfig {
     /// Upper edges of the flow-size buckets of the summary, bytes.
     #[serde(default)]
     pub size_buckets: Option<Vec<u64>>,
+    /// Link series into `links.parquet` (`[output.links]`); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSeriesConfig>,
+}
+
+/// `[output.links]`: what every port's link did, interval by interval.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSeriesConfig {
+    /// Length of one interval, e.g. `"100us"`.
+    pub interval: String,
 }
 
 /// Turn a TOML parse error into one line: `file:line: message`.

@@ -33,6 +33,8 @@ pub enum Event {
     },
     /// Take a queue sample.
     Sample,
+    /// Take a link sample (`[output.links]`).
+    LinkSample,
 }
 
 impl From<NetEvent> for Event {
@@ -71,6 +73,7 @@ impl Event {
                 ((kind % Self::TIMER_KINDS) as u64) << 32 | id as u64,
             ),
             Event::Sample => Tie::new(Self::PHASE_SAMPLE, owner.0, 0),
+            Event::LinkSample => Tie::new(Self::PHASE_SAMPLE, owner.0, 1),
         }
     }
 }

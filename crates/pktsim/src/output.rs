@@ -1,5 +1,5 @@
 //! Writing a run's results: `flows.parquet`, `queues.parquet`,
-//! `summary.json` and the resolved `config.toml`.
+//! `links.parquet`, `summary.json` and the resolved `config.toml`.
 //!
 //! Parquet files carry units in their column names and run metadata (pktsim
 //! version, config hash, seed, protocol) in their key-value metadata. They
@@ -9,8 +9,10 @@
 //! failure never leaves a half-written run under the results directory.
 
 mod dir;
+mod links;
 
 pub use dir::{OutDirLock, Staging};
+pub use links::links_batch;
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Summary;
@@ -301,6 +303,10 @@ pub fn write_run(
         let q = parquet_bytes(&queues_batch(&run.queue_samples)?, &kv)?;
         staging.write("queues.parquet", &q)?;
     }
+    if !run.link_samples.is_empty() {
+        let l = parquet_bytes(&links_batch(&run.link_samples)?, &kv)?;
+        staging.write("links.parquet", &l)?;
+    }
     #[derive(Serialize)]
     struct Doc<'a> {
         meta: &'a RunMeta,
@@ -371,6 +377,7 @@ pub fn write_reference(
 pub const RUN_FILES: &[&str] = &[
     "flows.parquet",
     "queues.parquet",
+    "links.parquet",
     "summary.json",
     "config.toml",
     "report.html",
@@ -469,6 +476,7 @@ mod tests {
                 },
             ],
             queue_samples: vec![],
+            link_samples: vec![],
             counters: Counters::default(),
             events: 10,
             sim_time: Time(1_000_000),

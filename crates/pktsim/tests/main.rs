@@ -8,6 +8,7 @@ mod fastlane;
 mod fastpass;
 mod golden;
 mod ideal_fct;
+mod link_series;
 mod partitioned;
 mod phost_paper;
 mod phost_pfabric;

@@ -86,6 +86,7 @@ fn same(a: &RunOutput, b: &RunOutput, what: &str) {
         "{what}: protocol counters"
     );
     assert_eq!(a.queue_samples, b.queue_samples, "{what}: queue samples");
+    assert_eq!(a.link_samples, b.link_samples, "{what}: link samples");
     assert_eq!(a.stop_reason, b.stop_reason, "{what}: stop reason");
 }
 
@@ -126,11 +127,22 @@ fn deflection_and_fastlane_give_the_serial_run_on_any_thread_count() {
             "switch_buffer_bytes = 30000\n[network.fastlane]\nbuffer_cap = 0.1",
             "fastlane_notices_made",
         ),
+        // Deflected packets that cross too many links are dropped on
+        // arrival, counted by the receiving side of the link.
+        (
+            "switch_buffer_bytes = 30000\nrefusal = \"deflect\"\nhop_limit = 4",
+            "hop_limit",
+        ),
     ] {
-        let toml = ring(network, "");
+        // Link series too: deflections and notices are counted per port.
+        let toml = ring(network, "[output.links]\ninterval = \"30us\"");
         let (serial, _) = run_on(&toml, 1);
+        crate::link_series::assert_links_add_up(&serial, 30_000_000);
         let n = if acted == "deflected" {
             serial.counters.deflected
+        } else if acted == "hop_limit" {
+            let r = pktsim::metrics::DropReason::HopLimit as usize;
+            serial.counters.dropped[0][r] + serial.counters.dropped[1][r]
         } else {
             serial.protocol_counters[acted]
         };

@@ -28,6 +28,7 @@ struct Stops {
     time_limit: Option<Time>,
     no_progress_limit: Duration,
     sample: Option<Duration>,
+    link_sample: Option<Duration>,
 }
 
 impl Config {
@@ -81,6 +82,7 @@ impl Config {
                 event_limit: self.run.event_limit,
                 queue_sample_interval: stops.sample,
                 sample_host_queues: self.output.sample_host_queues,
+                link_sample_interval: stops.link_sample,
                 no_progress_limit: Some(stops.no_progress_limit),
                 cancel: None,
             },
@@ -271,10 +273,15 @@ impl Config {
             Some(s) => Some(positive_duration(s, "output.queue_sample_interval")?),
             None => None,
         };
+        let link_sample = match &self.output.links {
+            Some(l) => Some(positive_duration(&l.interval, "output.links.interval")?),
+            None => None,
+        };
         Ok(Stops {
             time_limit,
             no_progress_limit,
             sample,
+            link_sample,
         })
     }
 

@@ -133,6 +133,7 @@ mod tests {
         let run = RunOutput {
             flows: flows.clone(),
             queue_samples: vec![],
+            link_samples: vec![],
             counters: Counters::default(),
             events: 1,
             sim_time: Time(10_000_000),

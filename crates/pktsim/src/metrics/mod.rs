@@ -66,6 +66,58 @@ pub struct QueueSample {
     pub packets: u32,
 }
 
+/// One port's link counters as of one instant (`[output.links]`): totals
+/// since the run began, so that any two samples of a port give what the
+/// link did between them. A transmission counts when it starts; busy time
+/// counts as it passes, so a packet on the wire at the sample is busy up
+/// to the sample and not after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkSample {
+    /// Sample time.
+    pub time: Time,
+    /// Node that transmits on the port.
+    pub node: NodeId,
+    /// Port index within the network.
+    pub port: u32,
+    /// Node at the other end of the link.
+    pub peer: NodeId,
+    /// Link rate in bit/s.
+    pub rate_bps: u64,
+    /// Bytes whose transmission started.
+    pub bytes: u64,
+    /// Packets whose transmission started.
+    pub packets: u64,
+    /// Time spent transmitting.
+    pub busy: Duration,
+    /// Packets the port marked with ECN CE.
+    pub ecn_marked: u64,
+    /// Packets the switch deflected into this port.
+    pub deflected_in: u64,
+    /// Notices the switch sent back to sources for packets this port
+    /// refused (FastLane, `refusal = "notify"`).
+    pub notices: u64,
+    /// Packets dropped at this port, by [`DropReason`] index.
+    pub dropped: [u64; DropReason::COUNT],
+}
+
+impl LinkSample {
+    /// Add the counts of `other`, a sample of the same port at the same
+    /// time taken on the link's other side (see
+    /// [`crate::net::Network::sample_links_of`]).
+    pub fn add(&mut self, other: &LinkSample) {
+        debug_assert_eq!((self.time, self.port), (other.time, other.port));
+        self.bytes += other.bytes;
+        self.packets += other.packets;
+        self.busy += other.busy;
+        self.ecn_marked += other.ecn_marked;
+        self.deflected_in += other.deflected_in;
+        self.notices += other.notices;
+        for (d, o) in self.dropped.iter_mut().zip(other.dropped) {
+            *d += o;
+        }
+    }
+}
+
 /// Packet counters for the whole network, checked by the conservation
 /// invariant: `sent + made = delivered + dropped + in_flight`, per packet
 /// kind (`made`: packets switches create, such as notices to a source).
@@ -222,6 +274,9 @@ pub struct RunOutput {
     pub flows: Vec<FlowResult>,
     /// Queue samples, in time order (empty unless sampling was asked for).
     pub queue_samples: Vec<QueueSample>,
+    /// Link samples, by time then port (empty unless `[output.links]`
+    /// asked for them).
+    pub link_samples: Vec<LinkSample>,
     /// Network-wide packet counters.
     pub counters: Counters,
     /// Events processed.

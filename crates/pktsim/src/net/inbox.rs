@@ -32,6 +32,10 @@ pub struct LinkInbox {
     /// packet's ready time by its next transmission (a copy of the sending
     /// port's flag, so that an arrival need not read that port).
     cut_through: bool,
+    /// Packets dropped on arrival for crossing too many links
+    /// ([`crate::metrics::DropReason::HopLimit`]): counted here, on the
+    /// receiving side, where the drop happens.
+    hop_limit_drops: u64,
 }
 
 impl LinkInbox {
@@ -41,7 +45,18 @@ impl LinkInbox {
             packets: VecDeque::new(),
             to,
             cut_through,
+            hop_limit_drops: 0,
         }
+    }
+
+    /// Packets dropped on arrival over this link for their hop count.
+    pub fn hop_limit_drops(&self) -> u64 {
+        self.hop_limit_drops
+    }
+
+    /// Count one packet dropped on arrival for its hop count.
+    pub(crate) fn count_hop_limit_drop(&mut self) {
+        self.hop_limit_drops += 1;
     }
 
     /// The node the link leads to.

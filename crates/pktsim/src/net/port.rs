@@ -1,5 +1,6 @@
 //! An output port: a queue discipline, a transmitter and the link it feeds.
 
+use crate::metrics::DropReason;
 use crate::net::eager_fifo::EagerFifo;
 use crate::net::queue::{Discipline, Queue};
 use crate::packet::NodeId;
@@ -90,6 +91,12 @@ pub struct PortStats {
     /// Packets a switch deflected into this port after another port of the
     /// same switch refused them.
     pub deflected_in: u64,
+    /// Packets this port marked with ECN CE.
+    pub ecn_marked: u64,
+    /// Notices sent back to sources for packets this port refused.
+    pub notices: u64,
+    /// Packets dropped at this port, by [`DropReason`] index.
+    pub dropped: [u64; DropReason::COUNT],
 }
 
 impl Port {
@@ -163,6 +170,27 @@ impl Port {
     pub fn note_size_with(&mut self, size: u32) {
         self.stats.max_bytes = self.stats.max_bytes.max(size as u64);
         self.stats.max_packets = self.stats.max_packets.max(1);
+    }
+
+    /// What the link did up to `now` (the port touched at `now`): bytes and
+    /// packets whose transmission started, and time spent transmitting.
+    /// An eager FIFO puts its packets on the link when they are admitted,
+    /// so those still waiting are taken back out; the transmissions still
+    /// ahead end at `busy_until`, and their time is not yet spent. With
+    /// store-and-forward switches they run back to back from `now`, so this
+    /// is exact; a cut-through packet that waits for its last bits makes
+    /// the time ahead a little shorter than that.
+    pub fn link_totals(&self, now: Time) -> (u64, u64, Duration) {
+        let (bytes, packets) = match &self.fifo {
+            Some(f) => (
+                self.stats.tx_bytes - f.bytes,
+                self.stats.tx_packets - f.len() as u64,
+            ),
+            None => (self.stats.tx_bytes, self.stats.tx_packets),
+        };
+        let ahead = self.busy_until.ps().saturating_sub(now.ps());
+        let busy = Duration::from_ps(self.stats.busy.ps().saturating_sub(ahead));
+        (bytes, packets, busy)
     }
 
     /// Mean queue in bytes between `from` (a snapshot) and now.

@@ -21,10 +21,10 @@
 //! event counts and counters are then those of the serial run, whatever the
 //! number of threads.
 
-use super::{Event, Progress, Simulation, Stage, CLOCK_END};
+use super::{Event, Progress, SampleKind, Simulation, Stage, CLOCK_END};
 use crate::engine::windows::{Piece, WindowEnd, Windows};
 use crate::engine::EventQueue;
-use crate::metrics::QueueSample;
+use crate::metrics::{LinkSample, QueueSample};
 use crate::net::partition::Partition;
 use crate::net::{Crossing, Network};
 use crate::packet::NodeId;
@@ -225,6 +225,7 @@ impl<T: Transport> Simulation<T> {
         let time_limit = self.limits.time_limit.unwrap_or(Time::MAX);
         let limit = Time(time_limit.min(pause).min(CLOCK_END).0.saturating_add(1));
         let sampling = self.limits.queue_sample_interval.filter(|iv| iv.ps() > 0);
+        let link_sampling = self.limits.link_sample_interval.filter(|iv| iv.ps() > 0);
         let totals = Totals::default();
         let salt = self.events.salt();
         let flows: &[FlowSpec] = &self.flows;
@@ -242,6 +243,9 @@ impl<T: Transport> Simulation<T> {
             } else {
                 if sampling.is_some() {
                     events.schedule(Time::ZERO, Self::SAMPLE_TIE, Event::Sample);
+                }
+                if let Some(iv) = link_sampling {
+                    events.schedule(Time::ZERO + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
                 }
                 vec![FlowProgress::default(); n_flows]
             };
@@ -263,8 +267,10 @@ impl<T: Transport> Simulation<T> {
                 format: self.format,
                 group_of: &group_of,
                 sampling,
+                link_sampling,
                 switches_only: !self.limits.sample_host_queues,
                 samples: Vec::new(),
+                link_samples: Vec::new(),
                 totals: &totals,
             });
         }
@@ -319,6 +325,7 @@ impl<T: Transport> Simulation<T> {
                 progress: g.progress,
                 completion: g.completion,
                 samples: g.samples,
+                link_samples: g.link_samples,
                 started: g.next_start,
             })
             .collect();
@@ -343,6 +350,7 @@ impl<T: Transport> Simulation<T> {
         self.progress = first.progress;
         self.completion = first.completion;
         self.samples = first.samples;
+        self.link_samples = first.link_samples;
         self.next_flow = first.started;
         self.n_events = events;
         let rest: Vec<Part> = parts.collect();
@@ -375,15 +383,25 @@ impl<T: Transport> Simulation<T> {
             // Every group samples at the same instants: one sample event
             // stays.
             while let Some((t, tie, e)) = part.events.pop() {
-                if !matches!(e, Event::Sample) {
+                if !matches!(e, Event::Sample | Event::LinkSample) {
                     self.events.schedule(t, tie, e);
                 }
             }
             self.samples.append(&mut part.samples);
+            self.link_samples.append(&mut part.link_samples);
         }
         self.net.set_remote_links(&|_| true);
         // Samples as the serial loop takes them: by time, then port.
         self.samples.sort_by_key(|s| (s.time, s.port));
+        self.link_samples.sort_by_key(|s| (s.time, s.port));
+        // A link between two groups was sampled on both sides.
+        self.link_samples.dedup_by(|later, kept| {
+            let same = (later.time, later.port) == (kept.time, kept.port);
+            if same {
+                kept.add(later);
+            }
+            same
+        });
     }
 }
 
@@ -393,6 +411,7 @@ struct Part {
     progress: Vec<FlowProgress>,
     completion: Completion,
     samples: Vec<QueueSample>,
+    link_samples: Vec<LinkSample>,
     started: usize,
 }
 
@@ -421,8 +440,10 @@ struct Group<'a, T> {
     format: PacketFormat,
     group_of: &'a [u32],
     sampling: Option<Duration>,
+    link_sampling: Option<Duration>,
     switches_only: bool,
     samples: Vec<QueueSample>,
+    link_samples: Vec<LinkSample>,
     totals: &'a Totals,
 }
 
@@ -450,9 +471,10 @@ impl<T: Transport> Piece for Group<'_, T> {
     fn run_until(&mut self, end: Time, out: &mut Vec<(u32, Crossing)>) -> u64 {
         let finished_before = self.completion.finished;
         let mut n = 0u64;
-        let (id, group_of, sampling, switches_only) =
-            (self.id, self.group_of, self.sampling, self.switches_only);
+        let (id, group_of, switches_only) = (self.id, self.group_of, self.switches_only);
+        let (sampling, link_sampling) = (self.sampling, self.link_sampling);
         let samples = &mut self.samples;
+        let link_samples = &mut self.link_samples;
         let mut stage = Stage {
             net: &mut *self.net,
             transport: &mut *self.transport,
@@ -486,15 +508,25 @@ impl<T: Transport> Piece for Group<'_, T> {
                 break;
             };
             // Every group samples its own ports; the run counts one event.
-            n += u64::from(id == 0 || !matches!(ev, Event::Sample));
-            if stage.run_event(now, tie, ev) {
-                let ours = |node: NodeId| group_of[node.idx()] == id;
-                stage
-                    .net
-                    .sample_queues_of(now, switches_only, &ours, samples);
-                if let Some(iv) = sampling {
-                    let tie = Simulation::<T>::SAMPLE_TIE;
-                    stage.events.schedule(now + iv, tie, Event::Sample);
+            n += u64::from(id == 0 || !matches!(ev, Event::Sample | Event::LinkSample));
+            let ours = |node: NodeId| group_of[node.idx()] == id;
+            match stage.run_event(now, tie, ev) {
+                None => {}
+                Some(SampleKind::Queues) => {
+                    stage
+                        .net
+                        .sample_queues_of(now, switches_only, &ours, samples);
+                    if let Some(iv) = sampling {
+                        let tie = Simulation::<T>::SAMPLE_TIE;
+                        stage.events.schedule(now + iv, tie, Event::Sample);
+                    }
+                }
+                Some(SampleKind::Links) => {
+                    stage.net.sample_links_of(now, &ours, link_samples);
+                    if let Some(iv) = link_sampling {
+                        let tie = Simulation::<T>::LINK_SAMPLE_TIE;
+                        stage.events.schedule(now + iv, tie, Event::LinkSample);
+                    }
                 }
             }
         }

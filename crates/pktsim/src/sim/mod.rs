@@ -11,7 +11,7 @@
 
 use crate::engine::{EventQueue, RngStreams, Tie};
 use crate::metrics::ideal::{ideal_fct, Hop};
-use crate::metrics::{FlowResult, QueueSample, RunOutput};
+use crate::metrics::{FlowResult, LinkSample, QueueSample, RunOutput};
 use crate::net::Network;
 use crate::packet::{flags, FlowId, NodeId};
 use crate::time::{Duration, Time};
@@ -49,6 +49,9 @@ pub struct RunLimits {
     pub queue_sample_interval: Option<Duration>,
     /// Sample host NIC queues too.
     pub sample_host_queues: bool,
+    /// Take link samples of every port at this interval, the first one
+    /// interval in ([`LinkSample`]); the run's end takes a last one.
+    pub link_sample_interval: Option<Duration>,
     /// Stop ([`StopReason::NoProgress`]) when, with flows unfinished, no
     /// flow has started or received a new byte for this long.
     pub no_progress_limit: Option<Duration>,
@@ -113,6 +116,7 @@ pub struct Simulation<T: Transport> {
     format: PacketFormat,
     limits: RunLimits,
     samples: Vec<QueueSample>,
+    link_samples: Vec<LinkSample>,
     seed: u64,
     wall: std::time::Duration,
     set_up: bool,
@@ -126,6 +130,8 @@ const CLOCK_END: Time = Time(crate::time::MAX_DURATION.ps());
 impl<T: Transport> Simulation<T> {
     /// A sample belongs to no component; it is the last phase of an instant.
     const SAMPLE_TIE: Tie = Event::Sample.tie(NodeId(Tie::GLOBAL));
+    /// A link sample's tie: right after a queue sample of the same instant.
+    const LINK_SAMPLE_TIE: Tie = Event::LinkSample.tie(NodeId(Tie::GLOBAL));
 
     /// Set up a run. Flows must be sorted by start time with ids equal to
     /// their index (the workload generator guarantees this).
@@ -155,6 +161,9 @@ impl<T: Transport> Simulation<T> {
                 events.schedule(Time::ZERO, Self::SAMPLE_TIE, Event::Sample);
             }
         }
+        if let Some(iv) = limits.link_sample_interval.filter(|iv| iv.ps() > 0) {
+            events.schedule(Time::ZERO + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
+        }
         Simulation {
             net,
             transport,
@@ -168,6 +177,7 @@ impl<T: Transport> Simulation<T> {
             format,
             limits,
             samples: Vec::new(),
+            link_samples: Vec::new(),
             seed,
             wall: std::time::Duration::ZERO,
             set_up: false,
@@ -368,13 +378,32 @@ impl<T: Transport> Simulation<T> {
     /// Handle one event popped at `now`; `tie` names its owner.
     #[inline(always)]
     fn run_event(&mut self, now: Time, tie: Tie, ev: Event) {
-        if self.stage().run_event(now, tie, ev) {
-            let switches_only = !self.limits.sample_host_queues;
-            self.net
-                .sample_queues(now, switches_only, &mut self.samples);
-            if let Some(iv) = self.limits.queue_sample_interval {
-                self.events
-                    .schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
+        if let Some(kind) = self.stage().run_event(now, tie, ev) {
+            self.take_sample(kind, now);
+        }
+    }
+
+    /// Take a sample of every port (the serial loop's; a group of a
+    /// partitioned run samples its own) and schedule the next one.
+    #[cold]
+    fn take_sample(&mut self, kind: SampleKind, now: Time) {
+        match kind {
+            SampleKind::Queues => {
+                let switches_only = !self.limits.sample_host_queues;
+                self.net
+                    .sample_queues(now, switches_only, &mut self.samples);
+                if let Some(iv) = self.limits.queue_sample_interval {
+                    self.events
+                        .schedule(now + iv, Self::SAMPLE_TIE, Event::Sample);
+                }
+            }
+            SampleKind::Links => {
+                self.net
+                    .sample_links_of(now, &|_| true, &mut self.link_samples);
+                if let Some(iv) = self.limits.link_sample_interval {
+                    self.events
+                        .schedule(now + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
+                }
             }
         }
     }
@@ -427,6 +456,21 @@ impl<T: Transport> Simulation<T> {
         )
     }
 
+    /// With link samples on, one more at the run's end, unless one was
+    /// just taken: the samples then add up to what the links did in the
+    /// whole run.
+    fn last_link_sample(&mut self) {
+        if self.limits.link_sample_interval.is_none() {
+            return;
+        }
+        let now = self.events.now();
+        if self.link_samples.last().is_some_and(|s| s.time >= now) {
+            return;
+        }
+        self.net
+            .sample_links_of(now, &|_| true, &mut self.link_samples);
+    }
+
     /// End the run: count what is still in flight and collect the results.
     pub fn finish(mut self, reason: StopReason) -> RunOutput {
         let mut ideal_cache: std::collections::HashMap<(NodeId, NodeId), Vec<Hop>> =
@@ -452,10 +496,12 @@ impl<T: Transport> Simulation<T> {
             });
         }
         let switch_counters = self.net.switch_counters(self.events.now());
+        self.last_link_sample();
         self.net.drain_in_flight();
         RunOutput {
             flows,
             queue_samples: std::mem::take(&mut self.samples),
+            link_samples: std::mem::take(&mut self.link_samples),
             counters: self.net.counters().clone(),
             events: self.n_events,
             sim_time: self.events.now(),
@@ -474,6 +520,15 @@ impl<T: Transport> Simulation<T> {
     }
 }
 
+/// What a sample event asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SampleKind {
+    /// Every (switch) port's queue ([`QueueSample`]).
+    Queues,
+    /// Every port's link counters ([`LinkSample`]).
+    Links,
+}
+
 /// The state that events change, borrowed: the whole run's in the serial
 /// loop, one group's copy in a partitioned run (`groups`). Both run their
 /// events through [`Stage::run_event`], so they do the same thing.
@@ -489,11 +544,11 @@ pub(crate) struct Stage<'a, T> {
 
 impl<T: Transport> Stage<'_, T> {
     /// Handle one event popped at `now`; `tie` names its owner. Returns
-    /// whether it was a queue sample, which the caller takes (the serial
-    /// loop samples every port, a group its own).
+    /// the sample it asks for, if it is a sample, which the caller takes
+    /// (the serial loop samples every port, a group its own).
     #[inline(always)]
     #[must_use]
-    pub(crate) fn run_event(&mut self, now: Time, tie: Tie, ev: Event) -> bool {
+    pub(crate) fn run_event(&mut self, now: Time, tie: Tie, ev: Event) -> Option<SampleKind> {
         // Start loading the state the next event will need while this
         // one runs (see [`Network::prefetch_port`]).
         match self.events.peek() {
@@ -519,9 +574,10 @@ impl<T: Transport> Stage<'_, T> {
             Event::NicIdle(host) => {
                 self.with_ctx(now, host, |t, ctx| t.on_nic_idle(ctx, host));
             }
-            Event::Sample => return true,
+            Event::Sample => return Some(SampleKind::Queues),
+            Event::LinkSample => return Some(SampleKind::Links),
         }
-        false
+        None
     }
 
     /// Call into the transport with a context at time `now`, acting for

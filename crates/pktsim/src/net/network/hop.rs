@@ -72,6 +72,7 @@ impl Network {
             self.pools[pool as usize].adjust(before, after);
         }
         self.records.counters.ecn_marked += marked as u64;
+        port.stats.ecn_marked += marked as u64;
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, offer);
         }
@@ -103,6 +104,7 @@ impl Network {
         if let Some(k) = fifo.ecn {
             if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
                 self.records.counters.ecn_marked += 1;
+                port.stats.ecn_marked += 1;
             }
         }
         // It leaves the queue when the transmitter frees up.

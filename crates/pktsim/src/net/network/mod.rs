@@ -20,7 +20,7 @@
 
 use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
-use crate::metrics::{Counters, DropReason, DropSite, QueueSample};
+use crate::metrics::{Counters, DropReason, DropSite, LinkSample, QueueSample};
 use crate::net::event::NetEvent;
 use crate::net::inbox::LinkInbox;
 use crate::net::nic_idle::NicIdleRequests;
@@ -362,6 +362,47 @@ impl Network {
                 bytes: p.queued_bytes(),
                 packets: p.queued_packets() as u32,
             });
+        }
+    }
+
+    /// Take a link sample ([`LinkSample`]) at `now`, into `out` in port
+    /// order, of every port whose sending or receiving node `ours`
+    /// selects. A port's counts are its sending node's but for the drops
+    /// on arrival for the hop count, which its receiving node makes; where
+    /// only one of the two is ours (a link between two groups of a
+    /// partitioned run), the sample holds that side's counts and zeros for
+    /// the other's, and the two samples add up ([`LinkSample::add`]).
+    pub fn sample_links_of(
+        &mut self,
+        now: Time,
+        ours: &dyn Fn(NodeId) -> bool,
+        out: &mut Vec<LinkSample>,
+    ) {
+        for (i, (p, inbox)) in self.ports.iter_mut().zip(&self.inboxes).enumerate() {
+            let (sends, receives) = (ours(p.owner), ours(p.peer));
+            if !sends && !receives {
+                continue;
+            }
+            let mut s = LinkSample {
+                time: now,
+                node: p.owner,
+                port: i as u32,
+                peer: p.peer,
+                rate_bps: p.rate.bps(),
+                ..LinkSample::default()
+            };
+            if sends {
+                p.touch(now);
+                (s.bytes, s.packets, s.busy) = p.link_totals(now);
+                s.ecn_marked = p.stats.ecn_marked;
+                s.deflected_in = p.stats.deflected_in;
+                s.notices = p.stats.notices;
+                s.dropped = p.stats.dropped;
+            }
+            if receives {
+                s.dropped[DropReason::HopLimit as usize] += inbox.hop_limit_drops();
+            }
+            out.push(s);
         }
     }
 

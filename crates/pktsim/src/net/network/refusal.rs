@@ -96,6 +96,7 @@ impl Network {
                 self.count_drop(pid, &pkt, reason);
                 if !pkt.has(flags::NOTICE) {
                     let notice = self.notice_of(&pkt, now);
+                    self.ports[pid.idx()].stats.notices += 1;
                     self.records.counters.made[PacketKind::Control as usize] += 1;
                     let egress = self.route(node, &notice, now);
                     self.enqueue_offer(egress, notice, now, ev, Offer::LAST);
@@ -168,7 +169,14 @@ impl Network {
     #[inline]
     pub(super) fn count_drop(&mut self, pid: PortId, p: &Packet, reason: DropReason) {
         self.records.counters.dropped[p.kind as usize][reason as usize] += 1;
-        let port = &self.ports[pid.idx()];
+        let port = &mut self.ports[pid.idx()];
+        if reason == DropReason::HopLimit {
+            // Dropped on arrival over this link: the receiving side counts
+            // it (in a partitioned run the port may be another group's).
+            self.inboxes[pid.idx()].count_hop_limit_drop();
+        } else {
+            port.stats.dropped[reason as usize] += 1;
+        }
         let site = if port.owner.0 < self.n_hosts {
             DropSite::HostNic
         } else if port.peer.0 < self.n_hosts {
