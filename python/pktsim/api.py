@@ -21,13 +21,16 @@ class RunResult:
     """The results directory of one run.
 
     - ``path``: the directory (``flows.parquet``, ``summary.json``,
-      ``config.toml``, maybe ``queues.parquet`` and ``links.parquet``);
+      ``config.toml``, maybe ``queues.parquet``, ``links.parquet`` and
+      ``packets.parquet``);
     - ``flows``: one row per flow (a polars DataFrame, read on first use);
     - ``summary``: ``summary.json`` as a dict;
     - ``queues``: the queue samples, or None when none were taken;
     - ``links``: one row per port and interval of ``[output.links]`` (bytes,
       utilisation, drops by reason, ECN marks, deflections, notices), or
       None when the run took no link series;
+    - ``packets``: the packet trace of ``[output.trace]``, one row per hop
+      event of a traced packet, or None when the run traced none;
     - ``config``: the resolved config (TOML text, every default filled in).
     """
 
@@ -58,6 +61,13 @@ class RunResult:
         import polars as pl
 
         q = self.path / "links.parquet"
+        return pl.read_parquet(q) if q.is_file() else None
+
+    @cached_property
+    def packets(self) -> pl.DataFrame | None:
+        import polars as pl
+
+        q = self.path / "packets.parquet"
         return pl.read_parquet(q) if q.is_file() else None
 
     @cached_property

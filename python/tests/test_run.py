@@ -67,6 +67,23 @@ def test_link_series_are_a_table_per_port_and_interval(tmp_path: Path, small_dic
     assert pktsim.run(small_dict, tmp_path / "none").links is None
 
 
+def test_packet_trace_is_a_table_of_hop_events(tmp_path: Path, small_dict: dict) -> None:
+    cfg = copy.deepcopy(small_dict)
+    cfg.setdefault("output", {})["trace"] = {"flows": [0, 1]}
+    res = pktsim.run(cfg, tmp_path / "trace")
+    p = res.packets
+    assert p is not None and p.height > 0
+    assert set(p["flow"].unique().to_list()) <= {0, 1}
+    assert p["time_ps"].is_sorted()
+    sends = p.filter(pl.col("event") == "send").height
+    delivered = p.filter(pl.col("event") == "deliver").height
+    dropped = p.filter(pl.col("event") == "drop").height
+    # Every traced packet sent was delivered, dropped or is still in flight.
+    assert delivered > 0 and sends >= delivered + dropped
+    assert res.summary["trace"] == {"rows": p.height, "truncated": False}
+    assert pktsim.run(small_dict, tmp_path / "none").packets is None
+
+
 def test_bad_value_names_the_field(tmp_path: Path, small_dict: dict) -> None:
     bad = copy.deepcopy(small_dict)
     bad["workload"][0]["load"] = 1.2

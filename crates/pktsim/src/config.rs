@@ -48,6 +48,7 @@ pub mod paths;
 mod prepare;
 pub mod sanity;
 pub mod semantics;
+pub mod trace;
 
 /// A whole experiment file.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -271,6 +272,10 @@ pub struct OutputConfig {
     /// Link series into `links.parquet` (`[output.links]`); off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub links: Option<LinkSeriesConfig>,
+    /// Packet trace into `packets.parquet` (`[output.trace]`); off when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceConfig>,
 }
 
 /// `[output.links]`: what every port's link did, interval by interval.

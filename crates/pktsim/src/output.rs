@@ -1,5 +1,6 @@
 //! Writing a run's results: `flows.parquet`, `queues.parquet`,
-//! `links.parquet`, `summary.json` and the resolved `config.toml`.
+//! `links.parquet`, `packets.parquet`, `summary.json` and the resolved
+//! `config.toml`.
 //!
 //! Parquet files carry units in their column names and run metadata (pktsim
 //! version, config hash, seed, protocol) in their key-value metadata. They
@@ -10,9 +11,11 @@
 
 mod dir;
 mod links;
+mod packets;
 
 pub use dir::{OutDirLock, Staging};
 pub use links::links_batch;
+pub use packets::{header_name, packets_batch};
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Summary;
@@ -307,6 +310,10 @@ pub fn write_run(
         let l = parquet_bytes(&links_batch(&run.link_samples)?, &kv)?;
         staging.write("links.parquet", &l)?;
     }
+    if let Some((rows, _)) = &run.trace {
+        let p = parquet_bytes(&packets_batch(rows)?, &kv)?;
+        staging.write("packets.parquet", &p)?;
+    }
     #[derive(Serialize)]
     struct Doc<'a> {
         meta: &'a RunMeta,
@@ -378,6 +385,7 @@ pub const RUN_FILES: &[&str] = &[
     "flows.parquet",
     "queues.parquet",
     "links.parquet",
+    "packets.parquet",
     "summary.json",
     "config.toml",
     "report.html",
@@ -477,6 +485,7 @@ mod tests {
             ],
             queue_samples: vec![],
             link_samples: vec![],
+            trace: None,
             counters: Counters::default(),
             events: 10,
             sim_time: Time(1_000_000),

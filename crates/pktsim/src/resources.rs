@@ -50,6 +50,12 @@ const EVENTS_PER_PACKET: u64 = 8;
 /// Bytes of one queue sample in `queues.parquet` before compression
 /// (time 8, node 4, port 4, bytes 8, packets 4).
 const SAMPLE_FILE_BYTES: u64 = 28;
+/// A link sample ([`crate::metrics::LinkSample`], 128 bytes), with the
+/// doubling of the vector that collects them.
+const LINK_SAMPLE_BYTES: u64 = 192;
+/// Bytes of one row of `links.parquet` before compression (18 columns of
+/// 4 or 8 bytes).
+const LINK_SAMPLE_FILE_BYTES: u64 = 132;
 /// Queue samples above this many bytes on disk get a warning at validate:
 /// the run may be allowed, but the user should know before it starts.
 pub const SAMPLE_WARN_BYTES: u64 = 2_000_000_000;
@@ -62,6 +68,19 @@ pub fn sample_warning(samples: u64) -> Option<String> {
         format!(
             "output.queue_sample_interval: {samples} queue samples would write about {} to \
              queues.parquet; sample less often, or only the ports you need",
+            human_bytes(bytes)
+        )
+    })
+}
+
+/// The warning for `samples` link samples, when they would fill more than
+/// [`SAMPLE_WARN_BYTES`] of `links.parquet`.
+pub fn link_sample_warning(samples: u64) -> Option<String> {
+    let bytes = samples.saturating_mul(LINK_SAMPLE_FILE_BYTES);
+    (bytes > SAMPLE_WARN_BYTES).then(|| {
+        format!(
+            "output.links.interval: {samples} link samples would write about {} to \
+             links.parquet; take a longer interval",
             human_bytes(bytes)
         )
     })
@@ -278,6 +297,18 @@ impl Estimate {
         self.add_events(field, ticks);
     }
 
+    /// Memory and events of link series: `ticks` samples of `ports` ports.
+    pub fn link_samples(&mut self, ticks: u64, ports: u64) {
+        let field = "output.links.interval";
+        self.add(
+            field,
+            "link samples",
+            ticks.saturating_mul(ports),
+            LINK_SAMPLE_BYTES,
+        );
+        self.add_events(field, ticks);
+    }
+
     /// Events of `packets` data packets.
     pub fn packets(&mut self, field: &str, packets: u64) {
         self.add_events(field, packets.saturating_mul(EVENTS_PER_PACKET));
@@ -480,6 +511,20 @@ mod tests {
         let w = sample_warning(500_000_000).unwrap();
         assert!(w.starts_with("output.queue_sample_interval: "), "{w}");
         assert!(w.contains("14 GB"), "{w}");
+    }
+
+    #[test]
+    fn gigabytes_of_link_samples_are_warned_about_and_counted() {
+        assert_eq!(link_sample_warning(1_000_000), None);
+        let w = link_sample_warning(100_000_000).unwrap();
+        assert!(w.starts_with("output.links.interval: "), "{w}");
+        assert!(w.contains("13.2 GB"), "{w}");
+        // The memory per sample covers the vector's doubling.
+        let size = std::mem::size_of::<crate::metrics::LinkSample>() as u64;
+        assert!(size * 3 / 2 <= LINK_SAMPLE_BYTES, "{size}");
+        let mut e = Estimate::default();
+        e.link_samples(1_000, 10);
+        assert_eq!(e.events, 1_000);
     }
 
     #[test]

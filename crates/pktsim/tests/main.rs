@@ -9,6 +9,7 @@ mod fastpass;
 mod golden;
 mod ideal_fct;
 mod link_series;
+mod packet_trace;
 mod partitioned;
 mod phost_paper;
 mod phost_pfabric;

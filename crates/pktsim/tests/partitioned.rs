@@ -87,6 +87,7 @@ fn same(a: &RunOutput, b: &RunOutput, what: &str) {
     );
     assert_eq!(a.queue_samples, b.queue_samples, "{what}: queue samples");
     assert_eq!(a.link_samples, b.link_samples, "{what}: link samples");
+    assert_eq!(a.trace, b.trace, "{what}: packet trace");
     assert_eq!(a.stop_reason, b.stop_reason, "{what}: stop reason");
 }
 
@@ -135,7 +136,10 @@ fn deflection_and_fastlane_give_the_serial_run_on_any_thread_count() {
         ),
     ] {
         // Link series too: deflections and notices are counted per port.
-        let toml = ring(network, "[output.links]\ninterval = \"30us\"");
+        let toml = ring(
+            network,
+            "[output.links]\ninterval = \"30us\"\n[output.trace]\nmax_rows = 20000",
+        );
         let (serial, _) = run_on(&toml, 1);
         crate::link_series::assert_links_add_up(&serial, 30_000_000);
         let n = if acted == "deflected" {

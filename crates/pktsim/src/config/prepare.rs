@@ -42,7 +42,11 @@ impl Config {
         let mismatches = self.check_mismatches(&topo)?;
         let streams = RngStreams::new(self.seed);
         // Build the network first: it rejects disconnected topologies.
-        let net_params = self.network_params();
+        let mut net_params = self.network_params();
+        net_params.trace = match &self.output.trace {
+            Some(t) => Some(t.spec(&topo)?),
+            None => None,
+        };
         let net = Network::build(&topo, net_params.clone(), &streams)?;
         sanity::check_hop_limit(&topo, self.network.hop_limit)?;
         if self.workload.is_empty() {
@@ -58,6 +62,9 @@ impl Config {
             streams,
         };
         let workload = workload::generate(&self.workload, &env)?;
+        if let Some(t) = &self.output.trace {
+            t.check_flows(workload.flows.len())?;
+        }
         let stops = self.stops()?;
         check_time_range(&topo, &workload, &self.workload)?;
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
@@ -249,6 +256,7 @@ impl Config {
             hop_limit: n.hop_limit,
             refusal: n.refusal,
             fastlane: n.fastlane.clone(),
+            trace: None,
         }
     }
 
@@ -317,6 +325,15 @@ impl Config {
             };
             estimate.queue_samples(ticks, ports);
             warnings.extend(crate::resources::sample_warning(
+                ticks.saturating_mul(ports),
+            ));
+        }
+        if let Some(iv) = stops.link_sample {
+            // One more at the run's end.
+            let ticks = sample_horizon(topo, workload, stops.time_limit).ps() / iv.ps() + 1;
+            let ports = 2 * topo.links.len() as u64;
+            estimate.link_samples(ticks, ports);
+            warnings.extend(crate::resources::link_sample_warning(
                 ticks.saturating_mul(ports),
             ));
         }

@@ -134,6 +134,7 @@ mod tests {
             flows: flows.clone(),
             queue_samples: vec![],
             link_samples: vec![],
+            trace: None,
             counters: Counters::default(),
             events: 1,
             sim_time: Time(10_000_000),

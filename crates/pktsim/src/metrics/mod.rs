@@ -277,6 +277,9 @@ pub struct RunOutput {
     /// Link samples, by time then port (empty unless `[output.links]`
     /// asked for them).
     pub link_samples: Vec<LinkSample>,
+    /// The packet trace's rows in order, and whether more passed its
+    /// filters than it kept (`None` unless `[output.trace]` asked for it).
+    pub trace: Option<(Vec<crate::net::trace::TraceRow>, bool)>,
     /// Network-wide packet counters.
     pub counters: Counters,
     /// Events processed.

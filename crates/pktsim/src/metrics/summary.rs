@@ -9,6 +9,16 @@ use super::{Counters, DropReason, DropSite, FlowResult, RunOutput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// What `packets.parquet` holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceStats {
+    /// Rows written.
+    pub rows: u64,
+    /// More rows passed the trace's filters than `max_rows` kept (the
+    /// earliest were kept).
+    pub truncated: bool,
+}
+
 /// Default upper edges of the size buckets: (0, 100 KB], (100 KB, 1 MB],
 /// (1 MB, 10 MB], (10 MB, ∞) — the buckets pFabric and pHost report.
 pub const DEFAULT_BUCKETS: &[u64] = &[100_000, 1_000_000, 10_000_000];
@@ -233,6 +243,9 @@ pub struct Summary {
     /// Query completion (runs with a `queries` workload only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queries: Option<super::queries::QueryStats>,
+    /// The packet trace (runs with `[output.trace]` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceStats>,
     /// `true` when the config opted out of the protocol/network
     /// compatibility checks (`[network] allow_mismatch = true`); absent
     /// otherwise. Set by whoever knows the config (the run command), since
@@ -332,6 +345,10 @@ impl Summary {
             wall_time_s: wall,
             sim_time_us: run.sim_time.ps() as f64 / 1e6,
             queries: super::queries::QueryStats::of(&run.flows),
+            trace: run.trace.as_ref().map(|(rows, truncated)| TraceStats {
+                rows: rows.len() as u64,
+                truncated: *truncated,
+            }),
             allow_mismatch: false,
             mismatches: Vec::new(),
         }
@@ -502,6 +519,7 @@ mod tests {
             ],
             queue_samples: vec![],
             link_samples: vec![],
+            trace: None,
             counters: Counters::default(),
             events: 0,
             sim_time: Time::ZERO + Duration::from_us(100),
@@ -538,6 +556,7 @@ mod tests {
             ],
             queue_samples: vec![],
             link_samples: vec![],
+            trace: None,
             counters: Counters::default(),
             events: 0,
             sim_time: Time::ZERO + Duration::from_us(100),

@@ -17,6 +17,7 @@
 //!   trim), and the hop limit.
 //! - [`routing`], [`topology`]: equal-cost shortest paths; topology builders.
 //! - [`partition`]: cutting a topology into pieces for a partitioned run.
+//! - [`trace`]: the packet trace, off unless asked for.
 //!
 //! A [`port::Port`] is an output queue plus the link it feeds. The link's
 //! packets in flight wait, in order, in the receiving side's
@@ -47,6 +48,7 @@ pub mod records;
 pub mod routing;
 pub mod switch;
 pub mod topology;
+pub mod trace;
 
 pub use event::NetEvent;
 pub use network::{Crossing, Forwarding, Network, NetworkParams};

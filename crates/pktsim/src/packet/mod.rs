@@ -45,7 +45,7 @@ impl PortId {
 }
 
 /// A packet in flight. `Copy`, 64 bytes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// The flow this packet belongs to.
     pub flow: FlowId,

@@ -572,6 +572,7 @@ mod tests {
             hop_limit: NetworkParams::DEFAULT_HOP_LIMIT,
             refusal: Refusal::default(),
             fastlane: None,
+            trace: None,
         };
         let net = Network::build(&topo, params, &RngStreams::new(1)).expect("network");
         (Partition::natural(&topo, Duration::ZERO), net)

@@ -502,6 +502,7 @@ impl<T: Transport> Simulation<T> {
             flows,
             queue_samples: std::mem::take(&mut self.samples),
             link_samples: std::mem::take(&mut self.link_samples),
+            trace: self.net.take_trace(),
             counters: self.net.counters().clone(),
             events: self.n_events,
             sim_time: self.events.now(),

@@ -132,6 +132,10 @@ impl Network {
             None => params.refusal.build(n, streams),
         };
         let nic_ports = nodes[..n_hosts].iter().map(|n| n.ports[0]).collect();
+        let trace = params
+            .trace
+            .as_ref()
+            .map(|s| Box::new(PacketTrace::new(s, n)));
         Ok(Network {
             nic_ports,
             nodes,
@@ -151,6 +155,7 @@ impl Network {
             plugin,
             drops: Drops::with_capacity(16),
             crossings: Vec::new(),
+            trace,
         })
     }
 }

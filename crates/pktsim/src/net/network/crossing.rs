@@ -100,6 +100,9 @@ impl Network {
             }
         }
         self.records.merge(&other.records);
+        if let (Some(mine), Some(o)) = (self.trace.as_deref_mut(), other.trace.as_deref_mut()) {
+            mine.absorb(o);
+        }
         for f in 0..self.nic_flow_bytes.len().min(other.nic_flow_bytes.len()) {
             if theirs(src_of(f)) {
                 self.nic_flow_bytes[f] = other.nic_flow_bytes[f];

@@ -13,6 +13,7 @@ impl Network {
         ev: &mut EventQueue<E>,
     ) {
         self.records.counters.sent[pkt.kind as usize] += 1;
+        self.trace_row(now, pkt.src, TraceEvent::Send, None, &pkt, None, None);
         if pkt.kind == PacketKind::Data {
             if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
                 *b += pkt.size as u64;
@@ -61,18 +62,25 @@ impl Network {
             // and hand it straight back: send it without the round trip
             // through the queue (most packet-hops below full load).
             port.note_size_with(pkt.size);
+            let node = port.owner;
+            let q = TraceEvent::Enqueue;
+            self.trace_row(now, node, q, Some(pid), &pkt, Some(0), None);
             self.start_transmission(pid, pkt, now, ev);
             return;
         }
         let before = port.queue.bytes();
         let marked = port.queue.enqueue(pkt, now, limit, &mut self.drops);
         let after = port.queue.bytes();
+        let traced = self.trace.is_some();
         port.note_size();
         if let Some(pool) = port.pool {
             self.pools[pool as usize].adjust(before, after);
         }
         self.records.counters.ecn_marked += marked as u64;
         port.stats.ecn_marked += marked as u64;
+        if traced {
+            self.trace_offer(pid, &pkt, now, marked);
+        }
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, offer);
         }
@@ -101,10 +109,12 @@ impl Network {
         let Some(fifo) = port.fifo.as_mut() else {
             return;
         };
+        let mut marked = false;
         if let Some(k) = fifo.ecn {
             if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
                 self.records.counters.ecn_marked += 1;
                 port.stats.ecn_marked += 1;
+                marked = true;
             }
         }
         // It leaves the queue when the transmitter frees up.
@@ -125,6 +135,11 @@ impl Network {
             &mut self.records.counters,
             &mut self.crossings,
         );
+        if self.trace.is_some() {
+            let port = &self.ports[pid.idx()];
+            let (node, queued) = (port.owner, port.queued_bytes());
+            self.trace_eager(node, pid, &pkt, now, queued, marked, leaves);
+        }
     }
 
     /// Put `pkt` on `port`'s link, starting no earlier than `at` (and its
@@ -240,6 +255,11 @@ impl Network {
         ev: &mut EventQueue<E>,
     ) {
         let next_tx = self.next_tx(pid, &pkt);
+        if self.trace.is_some() {
+            let owner = self.ports[pid.idx()].owner;
+            let d = TraceEvent::Dequeue;
+            self.trace_row(now.max(pkt.ready_at), owner, d, Some(pid), &pkt, None, None);
+        }
         let port = &mut self.ports[pid.idx()];
         let owner = port.owner;
         let inbox = &mut self.inboxes[pid.idx()];
@@ -353,10 +373,12 @@ impl Network {
             let pkt = inbox.take_head(pid, ev)?;
             debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
             self.records.counters.delivered[pkt.kind as usize] += 1;
+            self.trace_row(now, node, TraceEvent::Deliver, Some(pid), &pkt, None, None);
             return Some(pkt);
         }
         let cut_through = inbox.cut_through();
         let mut pkt = inbox.take_head(pid, ev)?;
+        self.trace_row(now, node, TraceEvent::Arrive, Some(pid), &pkt, None, None);
         if pkt.hops >= self.params.hop_limit {
             self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
             return None;

@@ -33,6 +33,7 @@ use crate::net::switch::{
     Verdict,
 };
 use crate::net::topology::TopologySpec;
+use crate::net::trace::{PacketTrace, TraceEvent, TraceSpec};
 use crate::packet::{flags, FlowId, NodeId, Packet, PacketKind, PortId};
 use crate::time::{Duration, Rate, Time};
 
@@ -44,6 +45,7 @@ mod crossing;
 mod hop;
 mod nic;
 mod refusal;
+mod tracing;
 
 /// Hint the CPU to load the memory of `x` into cache (a no-op off x86-64).
 #[inline(always)]
@@ -108,6 +110,8 @@ pub struct NetworkParams {
     pub refusal: Refusal,
     /// FastLane drop notifications (replaces `refusal`); `None`: off.
     pub fastlane: Option<FastLaneConfig>,
+    /// The packet trace's filter; `None`: no trace.
+    pub trace: Option<TraceSpec>,
 }
 
 impl NetworkParams {
@@ -219,6 +223,8 @@ pub struct Network {
     /// Packets put on remote links ([`Port::remote`]) since the last
     /// [`Network::take_crossings`].
     crossings: Vec<Crossing>,
+    /// The packet trace, when one was asked for.
+    trace: Option<Box<PacketTrace>>,
 }
 
 impl Network {

@@ -45,7 +45,7 @@ impl Network {
         offer: Offer,
     ) {
         if self.hook.is_none() {
-            self.count_drop(pid, &pkt, reason);
+            self.count_drop(pid, &pkt, reason, now);
             return;
         }
         self.refuse_with_hook(node, pid, pkt, reason, now, ev, offer);
@@ -66,7 +66,7 @@ impl Network {
         offer: Offer,
     ) {
         let Some(mut hook) = self.hook.take() else {
-            self.count_drop(pid, &pkt, reason);
+            self.count_drop(pid, &pkt, reason, now);
             return;
         };
         let at_host = node.0 < self.n_hosts;
@@ -91,12 +91,14 @@ impl Network {
             verdict
         };
         match verdict {
-            Verdict::Drop => self.count_drop(pid, &pkt, reason),
+            Verdict::Drop => self.count_drop(pid, &pkt, reason, now),
             Verdict::NotifySource => {
-                self.count_drop(pid, &pkt, reason);
+                self.count_drop(pid, &pkt, reason, now);
                 if !pkt.has(flags::NOTICE) {
                     let notice = self.notice_of(&pkt, now);
                     self.ports[pid.idx()].stats.notices += 1;
+                    let n = TraceEvent::Notice;
+                    self.trace_row(now, node, n, Some(pid), &notice, None, None);
                     self.records.counters.made[PacketKind::Control as usize] += 1;
                     let egress = self.route(node, &notice, now);
                     self.enqueue_offer(egress, notice, now, ev, Offer::LAST);
@@ -109,14 +111,16 @@ impl Network {
                     Some(port) if port.owner == node && to != pid => {
                         port.stats.deflected_in += 1;
                         self.records.counters.deflected += 1;
+                        let d = TraceEvent::Deflect;
+                        self.trace_row(now, node, d, Some(to), &pkt, None, None);
                         self.enqueue_offer(to, pkt, now, ev, Offer::LAST);
                     }
-                    _ => self.count_drop(pid, &pkt, reason),
+                    _ => self.count_drop(pid, &pkt, reason, now),
                 }
             }
             Verdict::Trim => {
                 if pkt.kind != PacketKind::Data || pkt.has(flags::TRIMMED) {
-                    self.count_drop(pid, &pkt, reason);
+                    self.count_drop(pid, &pkt, reason, now);
                 } else {
                     let mut header = pkt;
                     header.size = self.params.header_bytes;
@@ -124,6 +128,8 @@ impl Network {
                     header.class = 0;
                     header.flags |= flags::TRIMMED;
                     self.records.counters.trimmed += 1;
+                    let t = TraceEvent::Trim;
+                    self.trace_row(now, node, t, Some(pid), &header, None, None);
                     let room = TRIM_HEADER_ROOM * self.params.header_bytes as u64;
                     self.enqueue_offer(
                         pid,
@@ -164,10 +170,10 @@ impl Network {
         v
     }
 
-    /// Count one packet dropped at port `pid`, network-wide, by where, and
-    /// against its flow.
+    /// Count one packet dropped at port `pid` at `now`, network-wide, by
+    /// where, and against its flow.
     #[inline]
-    pub(super) fn count_drop(&mut self, pid: PortId, p: &Packet, reason: DropReason) {
+    pub(super) fn count_drop(&mut self, pid: PortId, p: &Packet, reason: DropReason, now: Time) {
         self.records.counters.dropped[p.kind as usize][reason as usize] += 1;
         let port = &mut self.ports[pid.idx()];
         if reason == DropReason::HopLimit {
@@ -186,5 +192,15 @@ impl Network {
         };
         self.records.counters.dropped_at[p.kind as usize][site as usize] += 1;
         self.records.count_flow_drop(p.flow);
+        if self.trace.is_some() {
+            // A hop-limit drop happens on arrival, at the link's far end.
+            let node = if reason == DropReason::HopLimit {
+                self.inboxes[pid.idx()].to()
+            } else {
+                self.ports[pid.idx()].owner
+            };
+            let d = TraceEvent::Drop;
+            self.trace_row(now, node, d, Some(pid), p, None, Some(reason));
+        }
     }
 }
