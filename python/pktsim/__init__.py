@@ -5,6 +5,7 @@
   ``.path``).
 - :func:`reference` computes flow-level SRPT and processor-sharing FCTs
   on a finished run's arrivals, beside the measured ones.
+- :func:`pcap` turns a run's packet trace into a pcapng file for Wireshark.
 - :func:`sweep` runs a grid of experiments × seeds serially, on local
   processes or on a Dask cluster, into a hive-partitioned Parquet tree that
   :func:`load_sweep` reads in one call; interrupted sweeps resume.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from . import _core
 from ._errors import ConfigError
 from .api import RunResult, run, validate
+from .pcap import pcap
 from .reference import reference
 from .report import report
 from .reproduce import reproduce
@@ -32,6 +34,7 @@ __all__ = [
     "__version__",
     "load_summaries",
     "load_sweep",
+    "pcap",
     "reference",
     "report",
     "reproduce",

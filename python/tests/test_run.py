@@ -84,6 +84,33 @@ def test_packet_trace_is_a_table_of_hop_events(tmp_path: Path, small_dict: dict)
     assert pktsim.run(small_dict, tmp_path / "none").packets is None
 
 
+def test_pcap_writes_a_capture_of_the_trace(tmp_path: Path, small_dict: dict) -> None:
+    cfg = copy.deepcopy(small_dict)
+    cfg.setdefault("output", {})["trace"] = {"flows": [0]}
+    res = pktsim.run(cfg, tmp_path / "trace")
+    path = pktsim.pcap(res.path, host=0)
+    data = path.read_bytes()
+    assert path == res.path / "packets.pcapng"
+    # A pcapng section header, then the interface and the packets.
+    assert data[:4] == bytes([0x0A, 0x0D, 0x0D, 0x0A]) and len(data) > 200
+    p = res.packets
+    assert p is not None
+    sent = p.filter((pl.col("event") == "dequeue") & (pl.col("node") == 0) & (pl.col("src") == 0))
+    got = p.filter((pl.col("event") == "deliver") & (pl.col("node") == 0))
+    # One enhanced packet block (type 6) per packet host 0 sent or got.
+    blocks, i = 0, 0
+    while i < len(data):
+        kind = int.from_bytes(data[i : i + 4], "little")
+        blocks += kind == 6
+        i += int.from_bytes(data[i + 4 : i + 8], "little")
+    assert blocks == sent.height + got.height > 0
+    switch = sent["peer"][0]
+    link = pktsim.pcap(res.path, link=(0, switch), out=tmp_path / "l.pcapng")
+    assert link.is_file() and link.stat().st_size > 200
+    with pytest.raises(pktsim.ConfigError, match="output.trace"):
+        pktsim.pcap(pktsim.run(small_dict, tmp_path / "none").path)
+
+
 def test_bad_value_names_the_field(tmp_path: Path, small_dict: dict) -> None:
     bad = copy.deepcopy(small_dict)
     bad["workload"][0]["load"] = 1.2

@@ -106,6 +106,24 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Turn a run's packet trace ([output.trace]) into a pcapng file for
+    /// Wireshark or tshark: every packet as its sender puts it on the wire,
+    /// or what one host or one link sees.
+    Pcap {
+        /// A results directory of `pktsim run` (packets.parquet, config.toml).
+        run_dir: PathBuf,
+        /// Capture at this host's NIC (its index or name): what it sends
+        /// and what it receives.
+        #[arg(long, conflicts_with = "link")]
+        host: Option<String>,
+        /// Capture on the link between two nodes, both ways, e.g. `h0,s1`
+        /// or `0,16`.
+        #[arg(long, value_name = "A,B")]
+        link: Option<String>,
+        /// File to write (default: RUN_DIR/packets.pcapng).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Resource limits given on the command line (they override the config's
@@ -197,6 +215,12 @@ where
             threads,
         } => cmd_bench(flows, config, threads),
         Command::Reference { run_dir, rate, out } => cmd_reference(&run_dir, rate, out),
+        Command::Pcap {
+            run_dir,
+            host,
+            link,
+            out,
+        } => cmd_pcap(&run_dir, host, link, out),
     };
     match result {
         Ok(()) => 0,
@@ -630,6 +654,62 @@ fn cmd_reference(dir: &Path, rate: Option<String>, out: Option<PathBuf>) -> Resu
     let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
     println!("{json}");
     Ok(())
+}
+
+fn cmd_pcap(
+    dir: &Path,
+    host: Option<String>,
+    link: Option<String>,
+    out: Option<PathBuf>,
+) -> Result<(), Failure> {
+    let out = out.unwrap_or_else(|| dir.join("packets.pcapng"));
+    let n = pcap_to_file(dir, host.as_deref(), link.as_deref(), &out)?;
+    println!("{n} packets -> {}", out.display());
+    Ok(())
+}
+
+/// What `pktsim pcap` does, minus printing: the capture of the run in `dir`
+/// at `host` or on `link` ("A,B"; nodes by index or name; neither: every
+/// packet as its sender sends it) written to `out`. Returns the number of
+/// packets.
+pub fn pcap_to_file(
+    dir: &Path,
+    host: Option<&str>,
+    link: Option<&str>,
+    out: &Path,
+) -> Result<u64, Error> {
+    use pktsim::output::pcap::{write_pcap, Capture};
+    let cfg = Config::load(&dir.join("config.toml"))?;
+    let names = cfg.node_names()?;
+    let node = |s: &str, field: &str| -> Result<u32, Error> {
+        let s = s.trim();
+        if let Ok(i) = s.parse::<u32>() {
+            if (i as usize) < names.len() {
+                return Ok(i);
+            }
+            return Err(Error::config(
+                field,
+                format!(
+                    "node {i} does not exist (the run has {} nodes)",
+                    names.len()
+                ),
+            ));
+        }
+        names
+            .iter()
+            .position(|n| n == s)
+            .map(|i| i as u32)
+            .ok_or_else(|| Error::config(field, format!("no node is named {s:?}")))
+    };
+    let capture = match (host, link) {
+        (Some(h), _) => Capture::Host(node(h, "--host")?),
+        (None, Some(l)) => match l.split_once(',') {
+            Some((a, b)) => Capture::Link(node(a, "--link")?, node(b, "--link")?),
+            None => return Err(Error::config("--link", "give two nodes, as A,B")),
+        },
+        (None, None) => Capture::Senders,
+    };
+    write_pcap(dir, capture, out)
 }
 
 /// What `pktsim reference` does, minus printing: the flow-level SRPT and

@@ -284,6 +284,26 @@ fn reference(
     serde_json::to_string(&summary).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Write the pcapng capture of the run in `run_dir` (what `pktsim pcap`
+/// does): at `host`, on `link` ("A,B"), or, with neither, every packet as
+/// its sender sends it; nodes by index or name. Returns the number of
+/// packets written to `out` (default `run_dir/packets.pcapng`).
+#[pyfunction]
+#[pyo3(signature = (run_dir, host = None, link = None, out = None))]
+fn pcap(
+    py: Python<'_>,
+    run_dir: &str,
+    host: Option<&str>,
+    link: Option<&str>,
+    out: Option<&str>,
+) -> PyResult<u64> {
+    let dir = PathBuf::from(run_dir);
+    let out = out.map_or_else(|| dir.join("packets.pcapng"), PathBuf::from);
+    let (host, link) = (host.map(str::to_string), link.map(str::to_string));
+    py.detach(move || pktsim_cli::pcap_to_file(&dir, host.as_deref(), link.as_deref(), &out))
+        .map_err(|e| to_py(py, e))
+}
+
 /// Run the Rust command line (`argv[0]` is the program name); returns the
 /// exit code. The GIL is released for the whole command.
 #[pyfunction]
@@ -357,6 +377,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(reference, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(default_size_buckets, m)?)?;

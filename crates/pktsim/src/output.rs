@@ -12,10 +12,11 @@
 mod dir;
 mod links;
 mod packets;
+pub mod pcap;
 
 pub use dir::{OutDirLock, Staging};
 pub use links::links_batch;
-pub use packets::{header_name, packets_batch};
+pub use packets::{header_name, packets_batch, read_packets};
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Summary;

@@ -214,6 +214,12 @@ impl Config {
         Ok((topo, traffic_hosts))
     }
 
+    /// The run's node names by index, hosts first (as its results number
+    /// them), without building anything else.
+    pub fn node_names(&self) -> Result<Vec<String>> {
+        Ok(self.build_topology()?.0.names)
+    }
+
     /// Step 4: the parts must belong together unless the config says
     /// otherwise (`allow_mismatch`); returns what does not.
     fn check_mismatches(&self, topo: &TopologySpec) -> Result<Vec<Mismatch>> {

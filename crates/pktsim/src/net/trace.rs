@@ -88,9 +88,11 @@ pub struct TraceRow {
     pub seq: u64,
     /// What happened.
     pub event: TraceEvent,
-    /// The port, where there is one (for an arrival: the link's sending
-    /// port, whose number names the link).
+    /// The port, where there is one (for an arrival or a delivery: the
+    /// link's sending port, whose number names the link).
     pub port: Option<PortId>,
+    /// The node at the far end of the port's link.
+    pub peer: Option<NodeId>,
     /// Bytes in the port's queue after an enqueue.
     pub queue_bytes: Option<u64>,
     /// Why a drop happened.
@@ -188,11 +190,12 @@ impl PacketTrace {
         time: Time,
         node: NodeId,
         event: TraceEvent,
-        port: Option<PortId>,
+        port: Option<(PortId, NodeId)>,
         pkt: &Packet,
         queue_bytes: Option<u64>,
         reason: Option<DropReason>,
     ) {
+        let (port, peer) = (port.map(|p| p.0), port.map(|p| p.1));
         if time < self.from
             || time >= self.until
             || !self.flows.has(pkt.flow.0)
@@ -213,6 +216,7 @@ impl PacketTrace {
             seq,
             event,
             port,
+            peer,
             queue_bytes,
             reason,
             pkt: *pkt,
@@ -295,7 +299,7 @@ mod tests {
             at(30),
             NodeId(2),
             q,
-            Some(PortId(5)),
+            Some((PortId(5), NodeId(1))),
             &pkt(3),
             Some(9),
             None,
@@ -304,7 +308,7 @@ mod tests {
             at(30),
             NodeId(2),
             q,
-            Some(PortId(4)),
+            Some((PortId(4), NodeId(1))),
             &pkt(3),
             Some(9),
             None,

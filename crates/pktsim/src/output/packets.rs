@@ -2,13 +2,18 @@
 //! event of a traced packet, in time order ([`crate::net::trace`]).
 
 use super::io;
-use crate::error::Result;
-use crate::net::trace::TraceRow;
-use crate::packet::{flags, Header, PacketKind};
+use crate::error::{Error, Result};
+use crate::metrics::DropReason;
+use crate::net::trace::{TraceEvent, TraceRow};
+use crate::packet::{flags, FlowId, Header, NodeId, Packet, PacketKind, PortId};
+use crate::time::Time;
 use arrow_array::builder::{BooleanBuilder, StringDictionaryBuilder, UInt32Builder, UInt64Builder};
-use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::path::Path;
 use std::sync::Arc;
 
 /// The name of a header's layout in the `header` column.
@@ -29,7 +34,8 @@ pub fn packets_batch(rows: &[TraceRow]) -> Result<RecordBatch> {
     let bools = || BooleanBuilder::with_capacity(n);
     let (mut time, mut sent, mut queue) = (u64s(), u64s(), u64s());
     let (mut event, mut kind, mut reason, mut header) = (dict(), dict(), dict(), dict());
-    let (mut node, mut port, mut flow, mut src, mut dst) = (u32s(), u32s(), u32s(), u32s(), u32s());
+    let (mut node, mut port, mut peer) = (u32s(), u32s(), u32s());
+    let (mut flow, mut src, mut dst) = (u32s(), u32s(), u32s());
     let (mut size, mut payload, mut prio, mut class, mut hops) =
         (u32s(), u32s(), u32s(), u32s(), u32s());
     let (mut ect, mut ce, mut ece, mut cwr, mut retx, mut notice, mut trimmed) = (
@@ -49,6 +55,7 @@ pub fn packets_batch(rows: &[TraceRow]) -> Result<RecordBatch> {
         event.append_value(r.event.name());
         node.append_value(r.node.0);
         port.append_option(r.port.map(|p| p.0));
+        peer.append_option(r.peer.map(|p| p.0));
         flow.append_value(p.flow.0);
         kind.append_value(match p.kind {
             PacketKind::Data => "data",
@@ -108,6 +115,7 @@ pub fn packets_batch(rows: &[TraceRow]) -> Result<RecordBatch> {
         ("event", text(), false, Arc::new(event.finish())),
         ("node", DataType::UInt32, false, Arc::new(node.finish())),
         ("port", DataType::UInt32, true, Arc::new(port.finish())),
+        ("peer", DataType::UInt32, true, Arc::new(peer.finish())),
         ("flow", DataType::UInt32, false, Arc::new(flow.finish())),
         ("kind", text(), false, Arc::new(kind.finish())),
         ("src", DataType::UInt32, false, Arc::new(src.finish())),
@@ -171,4 +179,153 @@ pub fn packets_batch(rows: &[TraceRow]) -> Result<RecordBatch> {
         .map(|(name, ty, nullable, col)| (Field::new(name, ty, nullable), col))
         .unzip();
     RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(io)
+}
+
+/// Read `packets.parquet` back into trace rows. What the table does not
+/// keep is left at its default: a row's number among its node's rows (the
+/// rows come in order), a packet's path choice, ready time and
+/// source-routing flag.
+pub fn read_packets(path: &Path) -> Result<Vec<TraceRow>> {
+    let bad = |msg: String| Error::File {
+        file: path.to_path_buf(),
+        msg,
+    };
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| bad(format!("not a packet trace: {e}")))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(e.to_string()))?;
+        append(&batch, &mut out).map_err(bad)?;
+    }
+    Ok(out)
+}
+
+/// The rows of one record batch.
+fn append(b: &RecordBatch, out: &mut Vec<TraceRow>) -> std::result::Result<(), String> {
+    let col = |name: &str| b.column_by_name(name).ok_or(format!("no column `{name}`"));
+    let u32s = |name: &str| {
+        col(name)?
+            .as_primitive_opt::<UInt32Type>()
+            .ok_or(format!("column `{name}` is not u32"))
+    };
+    let u64s = |name: &str| {
+        col(name)?
+            .as_primitive_opt::<UInt64Type>()
+            .ok_or(format!("column `{name}` is not u64"))
+    };
+    let bools = |name: &str| {
+        col(name)?
+            .as_boolean_opt()
+            .ok_or(format!("column `{name}` is not boolean"))
+    };
+    let text = |name: &str| -> std::result::Result<Vec<Option<String>>, String> {
+        let d = col(name)?
+            .as_dictionary_opt::<Int32Type>()
+            .ok_or(format!("column `{name}` is not a dictionary"))?;
+        let values = d
+            .values()
+            .as_string_opt::<i32>()
+            .ok_or(format!("column `{name}` has no string values"))?;
+        Ok((0..b.num_rows())
+            .map(|i| {
+                d.keys()
+                    .is_valid(i)
+                    .then(|| values.value(d.keys().value(i) as usize).to_string())
+            })
+            .collect())
+    };
+    let (time, sent, queue) = (u64s("time_ps")?, u64s("sent_ps")?, u64s("queue_bytes")?);
+    let (event, kind, reason, header) = (
+        text("event")?,
+        text("kind")?,
+        text("reason")?,
+        text("header")?,
+    );
+    let (node, port, peer, flow) = (u32s("node")?, u32s("port")?, u32s("peer")?, u32s("flow")?);
+    let (src, dst, size, payload) = (
+        u32s("src")?,
+        u32s("dst")?,
+        u32s("size_bytes")?,
+        u32s("payload_bytes")?,
+    );
+    let (prio, class, hops) = (u32s("prio")?, u32s("class")?, u32s("hops")?);
+    let (seq, ack, ctrl_a) = (u64s("seq")?, u64s("ack")?, u64s("ctrl_a")?);
+    let (sack, wnd, ctrl_kind, ctrl_b) = (
+        u32s("sack")?,
+        u32s("wnd")?,
+        u32s("ctrl_kind")?,
+        u32s("ctrl_b")?,
+    );
+    let flag_cols = [
+        (bools("ect")?, flags::ECT),
+        (bools("ce")?, flags::CE),
+        (bools("ece")?, flags::ECE),
+        (bools("cwr")?, flags::CWR),
+        (bools("retx")?, flags::RETX),
+        (bools("notice")?, flags::NOTICE),
+        (bools("trimmed")?, flags::TRIMMED),
+    ];
+    let opt32 = |a: &arrow_array::UInt32Array, i: usize| a.is_valid(i).then(|| a.value(i));
+    let opt64 = |a: &arrow_array::UInt64Array, i: usize| a.is_valid(i).then(|| a.value(i));
+    for i in 0..b.num_rows() {
+        let name = |v: &[Option<String>]| v[i].clone().unwrap_or_default();
+        let event = TraceEvent::ALL
+            .into_iter()
+            .find(|e| e.name() == name(&event))
+            .ok_or(format!("row {i}: unknown event {:?}", name(&event)))?;
+        let kind = if name(&kind) == "data" {
+            PacketKind::Data
+        } else {
+            PacketKind::Control
+        };
+        let header = match name(&header).as_str() {
+            "tcp_data" => Header::TcpData {
+                seq: opt64(seq, i).unwrap_or(0),
+            },
+            "tcp_ack" => Header::TcpAck {
+                ack: opt64(ack, i).unwrap_or(0),
+                sack: opt32(sack, i).unwrap_or(0),
+                wnd: opt32(wnd, i).unwrap_or(0) as u16,
+            },
+            _ => Header::Ctrl {
+                kind: opt32(ctrl_kind, i).unwrap_or(0) as u8,
+                a: opt64(ctrl_a, i).unwrap_or(0),
+                b: opt32(ctrl_b, i).unwrap_or(0),
+            },
+        };
+        let mut pkt = Packet::new(
+            FlowId(flow.value(i)),
+            NodeId(src.value(i)),
+            NodeId(dst.value(i)),
+            size.value(i),
+            kind,
+            header,
+        );
+        pkt.payload = payload.value(i);
+        pkt.prio = prio.value(i);
+        pkt.class = class.value(i) as u8;
+        pkt.hops = hops.value(i) as u8;
+        pkt.sent_at = Time(sent.value(i));
+        for (c, f) in &flag_cols {
+            if c.value(i) {
+                pkt.flags |= f;
+            }
+        }
+        out.push(TraceRow {
+            time: Time(time.value(i)),
+            node: NodeId(node.value(i)),
+            seq: 0,
+            event,
+            port: opt32(port, i).map(PortId),
+            peer: opt32(peer, i).map(NodeId),
+            queue_bytes: opt64(queue, i),
+            reason: DropReason::ALL
+                .into_iter()
+                .find(|r| reason[i].as_deref() == Some(r.name())),
+            pkt,
+        });
+    }
+    Ok(())
 }

@@ -13,7 +13,9 @@ impl Network {
         ev: &mut EventQueue<E>,
     ) {
         self.records.counters.sent[pkt.kind as usize] += 1;
-        self.trace_row(now, pkt.src, TraceEvent::Send, None, &pkt, None, None);
+        if self.tracing() {
+            self.trace_row(now, pkt.src, TraceEvent::Send, None, &pkt, None, None);
+        }
         if pkt.kind == PacketKind::Data {
             if let Some(b) = self.nic_flow_bytes.get_mut(pkt.flow.idx()) {
                 *b += pkt.size as u64;
@@ -62,9 +64,10 @@ impl Network {
             // and hand it straight back: send it without the round trip
             // through the queue (most packet-hops below full load).
             port.note_size_with(pkt.size);
-            let node = port.owner;
-            let q = TraceEvent::Enqueue;
-            self.trace_row(now, node, q, Some(pid), &pkt, Some(0), None);
+            if self.trace.is_some() {
+                let (node, q) = (port.owner, TraceEvent::Enqueue);
+                self.trace_row(now, node, q, Some(pid), &pkt, Some(0), None);
+            }
             self.start_transmission(pid, pkt, now, ev);
             return;
         }
@@ -135,7 +138,7 @@ impl Network {
             &mut self.records.counters,
             &mut self.crossings,
         );
-        if self.trace.is_some() {
+        if self.tracing() {
             let port = &self.ports[pid.idx()];
             let (node, queued) = (port.owner, port.queued_bytes());
             self.trace_eager(node, pid, &pkt, now, queued, marked, leaves);
@@ -255,7 +258,7 @@ impl Network {
         ev: &mut EventQueue<E>,
     ) {
         let next_tx = self.next_tx(pid, &pkt);
-        if self.trace.is_some() {
+        if self.tracing() {
             let owner = self.ports[pid.idx()].owner;
             let d = TraceEvent::Dequeue;
             self.trace_row(now.max(pkt.ready_at), owner, d, Some(pid), &pkt, None, None);
@@ -373,12 +376,16 @@ impl Network {
             let pkt = inbox.take_head(pid, ev)?;
             debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
             self.records.counters.delivered[pkt.kind as usize] += 1;
-            self.trace_row(now, node, TraceEvent::Deliver, Some(pid), &pkt, None, None);
+            if self.tracing() {
+                self.trace_row(now, node, TraceEvent::Deliver, Some(pid), &pkt, None, None);
+            }
             return Some(pkt);
         }
         let cut_through = inbox.cut_through();
         let mut pkt = inbox.take_head(pid, ev)?;
-        self.trace_row(now, node, TraceEvent::Arrive, Some(pid), &pkt, None, None);
+        if self.tracing() {
+            self.trace_row(now, node, TraceEvent::Arrive, Some(pid), &pkt, None, None);
+        }
         if pkt.hops >= self.params.hop_limit {
             self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
             return None;

@@ -6,8 +6,17 @@ use super::*;
 use crate::net::trace::TraceRow;
 
 impl Network {
-    /// Record a trace row if a trace is on.
+    /// Whether a trace is on: the per-hop path's one test, in front of
+    /// any argument for a row is made.
     #[inline(always)]
+    pub(super) fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Record a trace row if a trace is on. Out of line and cold, so that
+    /// the per-hop path keeps nothing alive for it.
+    #[cold]
+    #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_row(
         &mut self,
@@ -20,6 +29,7 @@ impl Network {
         reason: Option<DropReason>,
     ) {
         if let Some(t) = self.trace.as_deref_mut() {
+            let port = port.map(|p| (p, self.ports[p.idx()].peer));
             t.record(time, node, event, port, pkt, queue_bytes, reason);
         }
     }
