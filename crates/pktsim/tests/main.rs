@@ -19,6 +19,7 @@ mod tcp_family;
 mod tcp_handshake;
 mod tcp_pacing;
 mod tcp_tap;
+mod toy_cc;
 mod transport_contract;
 mod validation;
 mod validation_dctcp;
