@@ -4,6 +4,7 @@ mod admission;
 mod canary;
 mod common;
 mod credit;
+mod extending_doc;
 mod fastlane;
 mod fastpass;
 mod golden;
