@@ -39,5 +39,11 @@ pub mod time;
 pub mod transport;
 pub mod workload;
 
+/// The worked examples of `docs/extending.md`, compiled and run as
+/// doctests so that the guide cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/extending.md")]
+pub struct ExtendingGuide;
+
 pub use error::{Error, Result};
 pub use time::{Duration, Rate, Time};

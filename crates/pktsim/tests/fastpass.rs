@@ -127,7 +127,6 @@ fn tcp_params() -> pktsim::transport::tcp::TcpParams {
         min_rto: Duration::from_us(200),
         max_rto: Duration::from_ms(1000),
         dupack_threshold: 3,
-        dctcp_g: None,
         ..Default::default()
     }
 }

@@ -4,7 +4,9 @@ use crate::common::{self, assert_conserved, pairs, prepare, simulation};
 use pktsim::metrics::summary::jain_index;
 use pktsim::net::port::PortStats;
 use pktsim::time::{Duration, Time};
-use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol, Variant};
+use pktsim::transport::tcp::cubic::Cubic;
+use pktsim::transport::tcp::dctcp::Dctcp;
+use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
 
 /// A dumbbell with `n` senders and one receiver; 10 Gbit/s everywhere, a
 /// 10 us bottleneck, `queue` as the switch discipline and `buffer` bytes.
@@ -30,10 +32,10 @@ struct LongFlows {
 }
 
 fn run_long_flows(n: u32, queue: &str, buffer: u64, dctcp: bool, total: Duration) -> LongFlows {
-    let params = TcpParams {
-        dctcp_g: dctcp.then_some(1.0 / 16.0),
-        ..TcpParams::default()
-    };
+    let mut params = TcpParams::default();
+    if dctcp {
+        params.cc = Dctcp::new(1.0 / 16.0, 1.0).into();
+    }
     run_with(n, queue, buffer, params, total)
 }
 
@@ -139,7 +141,7 @@ fn eight_dctcp_flows_hold_the_queue_near_k_without_drops() {
         r#"{ kind = "ecn", k_packets = 20 }"#,
         1_500_000,
         TcpParams {
-            dctcp_g: Some(1.0 / 16.0),
+            cc: Dctcp::new(1.0 / 16.0, 1.0).into(),
             ..TcpParams::default()
         },
     );
@@ -164,7 +166,7 @@ fn eight_newreno_cubic_and_codel_flows_fill_the_bottleneck_fairly() {
             "cubic",
             drop_tail,
             TcpParams {
-                variant: Variant::Cubic,
+                cc: Cubic::default().into(),
                 ..TcpParams::default()
             },
         ),

@@ -148,9 +148,6 @@ fn timeout(field: &str, s: &str) -> Result<Duration> {
 /// never used as written).
 pub fn check_timers(t: &TransportConfig) -> Result<()> {
     let tcp = match t {
-        TransportConfig::Tcp(c) => Some(c),
-        TransportConfig::Dctcp(c) => Some(&c.0),
-        TransportConfig::Cubic(c) => Some(&c.0),
         TransportConfig::Pfabric(c) => {
             timeout("transport.rto", &c.rto)?;
             None
@@ -169,6 +166,8 @@ pub fn check_timers(t: &TransportConfig) -> Result<()> {
             None
         }
         TransportConfig::Phost(_) => None,
+        // The TCP family (every registry line of it).
+        _ => t.tcp_settings(),
     };
     let Some(c) = tcp else {
         return Ok(());

@@ -312,12 +312,7 @@ fn notice_protocols() -> String {
 
 /// The TCP family's rank marking, `None` for other protocols.
 fn tcp_rank(t: &TransportConfig) -> Option<RankMarking> {
-    match t {
-        TransportConfig::Tcp(c) => Some(c.rank),
-        TransportConfig::Dctcp(c) => Some(c.0.rank),
-        TransportConfig::Cubic(c) => Some(c.0.rank),
-        _ => None,
-    }
+    t.tcp_settings().map(|c| c.rank)
 }
 
 /// Every rule of [`PROTOCOLS`] and [`OPTIONS`] that `cfg` breaks on its

@@ -21,7 +21,7 @@ pub use credit::{ExpressPassConfig, FlashPassConfig};
 pub use fastpass::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 pub use pfabric::PfabricConfig;
 pub use phost::PhostConfig;
-pub use tcp::{CubicConfig, DctcpConfig, TcpConfig};
+pub use tcp::{TcpConfig, TcpVariantConfig};
 
 use crate::error::Result;
 use crate::metrics::RunOutput;
@@ -46,6 +46,11 @@ pub trait ProtocolConfig {
     /// The TCP parameters of a TCP-family protocol (`None` for others).
     fn tcp(&self) -> Result<Option<tcp::TcpParams>> {
         Ok(None)
+    }
+
+    /// The shared TCP settings of a TCP-family protocol (`None` for others).
+    fn tcp_settings(&self) -> Option<&TcpConfig> {
+        None
     }
 
     /// Whether the protocol needs a server of its own (the config then adds
@@ -74,8 +79,23 @@ impl SimSetup for Check {
 /// Declares [`TransportConfig`] with one variant per `Variant(Config) =
 /// "name"` line and dispatches every method to the [`ProtocolConfig`] of
 /// the variant's settings.
+/// The TCP lines (`Variant(module::Controller) = "name"`) also declare
+/// TCP's controller enum [`Cc`] (`tcp::cc::declare_cc`); their settings are
+/// [`tcp::TcpVariantConfig`] of the controller.
 macro_rules! registry {
-    ($($(#[$doc:meta])* $variant:ident($config:ty) = $name:literal,)*) => {
+    (
+        tcp {
+            $($(#[$tdoc:meta])* $tvariant:ident($tmod:ident :: $tcc:ident) = $tname:literal,)*
+        }
+        $($(#[$doc:meta])* $variant:ident($config:ty) = $name:literal,)*
+    ) => {
+        tcp::cc::declare_cc! { $($(#[$tdoc])* $tmod::$tcc = $tname,)* }
+        registry! { @all
+            $($(#[$tdoc])* $tvariant(tcp::TcpVariantConfig<tcp::$tmod::$tcc>) = $tname,)*
+            $($(#[$doc])* $variant($config) = $name,)*
+        }
+    };
+    (@all $($(#[$doc:meta])* $variant:ident($config:ty) = $name:literal,)*) => {
         /// The `[transport]` section: which protocol, and its parameters.
         #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
         #[serde(tag = "protocol")]
@@ -112,6 +132,14 @@ macro_rules! registry {
             /// the built transport.
             pub fn splits(&self) -> bool {
                 !matches!(self, TransportConfig::Pfabric(_))
+            }
+
+            /// The shared TCP settings of a TCP-family protocol (`None`
+            /// for others).
+            pub fn tcp_settings(&self) -> Option<&TcpConfig> {
+                match self {
+                    $(TransportConfig::$variant(c) => c.tcp_settings(),)*
+                }
             }
 
             /// The TCP parameters of a TCP-family protocol (`None` for
@@ -158,12 +186,16 @@ macro_rules! registry {
 }
 
 registry! {
-    /// TCP NewReno.
-    Tcp(TcpConfig) = "tcp",
-    /// DCTCP: NewReno plus ECN-proportional window cuts.
-    Dctcp(DctcpConfig) = "dctcp",
-    /// TCP CUBIC (RFC 9438).
-    Cubic(CubicConfig) = "cubic",
+    // The TCP family: one line per congestion controller (its file in
+    // `tcp/`), all sharing the TCP settings.
+    tcp {
+        /// TCP NewReno.
+        Tcp(newreno::NewReno) = "tcp",
+        /// DCTCP: NewReno plus ECN-proportional window cuts.
+        Dctcp(dctcp::Dctcp) = "dctcp",
+        /// TCP CUBIC (RFC 9438).
+        Cubic(cubic::Cubic) = "cubic",
+    }
     /// pFabric's minimal rate control (use with `switch_queue = { kind = "pfabric" }`).
     Pfabric(PfabricConfig) = "pfabric",
     /// pHost's receiver-driven tokens (use with `switch_queue = { kind = "pfabric" }`).

@@ -20,7 +20,7 @@
 //! Refusals by quantile are dropped with [`DropReason::Aqm`]; on a switch
 //! whose refusal stage deflects, they are Canary's early deflections.
 
-use super::{Discipline, Drops, EcnThreshold};
+use super::{Discipline, Drops, EcnThreshold, Held};
 use crate::metrics::DropReason;
 use crate::packet::Packet;
 use crate::time::Time;
@@ -76,11 +76,10 @@ impl RankWindow {
 #[derive(Debug)]
 pub struct AifoQueue {
     pkts: VecDeque<Packet>,
-    bytes: u64,
+    held: Held,
     window: RankWindow,
     /// Burst allowance k in [0, 1].
     k: f64,
-    ecn: Option<EcnThreshold>,
 }
 
 impl AifoQueue {
@@ -89,10 +88,9 @@ impl AifoQueue {
     pub fn new(window: usize, sample: u32, k: f64, ecn: Option<EcnThreshold>) -> Self {
         AifoQueue {
             pkts: VecDeque::with_capacity(64),
-            bytes: 0,
+            held: Held::new(ecn),
             window: RankWindow::new(window.max(1), sample),
             k,
-            ecn,
         }
     }
 
@@ -101,12 +99,12 @@ impl AifoQueue {
     #[inline]
     fn over_threshold(&self, rank: u32, limit: u64) -> bool {
         let quantile = self.window.below(rank) as f64 / self.window.size as f64;
-        self.bytes as f64 > limit as f64 * (1.0 - (1.0 - self.k) * quantile)
+        self.held.bytes() as f64 > limit as f64 * (1.0 - (1.0 - self.k) * quantile)
     }
 
     #[inline]
     fn full(&self, pkt: &Packet, limit: u64) -> bool {
-        self.bytes + pkt.size as u64 > limit
+        !self.held.fits(pkt, limit)
     }
 }
 
@@ -122,18 +120,14 @@ impl Discipline for AifoQueue {
             drops.push((pkt, DropReason::Aqm));
             return 0;
         }
-        let marked = match self.ecn {
-            Some(k) => k.apply(&mut pkt, self.pkts.len(), self.bytes) as u32,
-            None => 0,
-        };
-        self.bytes += pkt.size as u64;
+        let marked = self.held.admit(&mut pkt);
         self.pkts.push_back(pkt);
         marked
     }
 
     fn dequeue(&mut self, _now: Time, _drops: &mut Drops) -> Option<Packet> {
         let p = self.pkts.pop_front()?;
-        self.bytes -= p.size as u64;
+        self.held.remove(&p);
         Some(p)
     }
 
@@ -144,13 +138,13 @@ impl Discipline for AifoQueue {
     }
 
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.held.bytes()
     }
     fn len(&self) -> usize {
-        self.pkts.len()
+        self.held.len()
     }
     fn drain(&mut self) -> Vec<Packet> {
-        self.bytes = 0;
+        self.held.clear();
         self.pkts.drain(..).collect()
     }
 }
@@ -197,9 +191,11 @@ mod tests {
         q.window.counter = 1; // no sampling during this test
         let mut d = Drops::new();
         for i in 0..6 {
-            q.pkts.push_back(pkt(100 + i, 0));
+            let mut p = pkt(100 + i, 0);
+            q.held.admit(&mut p);
+            q.pkts.push_back(p);
         }
-        q.bytes = 6000;
+        assert_eq!(q.bytes(), 6000);
         let cases = [
             (0, true),
             (10, true),
@@ -215,8 +211,8 @@ mod tests {
             assert_eq!(d.is_empty(), admit, "rank {rank}");
             if admit {
                 // Keep q at 6000 for the next case.
-                q.pkts.pop_back();
-                q.bytes -= 1000;
+                let p = q.pkts.pop_back().expect("just admitted");
+                q.held.remove(&p);
             } else {
                 assert_eq!(d[0].1, DropReason::Aqm);
             }

@@ -161,6 +161,10 @@ impl Discipline for CreditPort {
             self.budget_bytes + pkt.size as u64 <= limit
         }
     }
+    /// Control first, then credits, then data.
+    fn schedules_by_priority(&self) -> bool {
+        true
+    }
     fn bytes(&self) -> u64 {
         self.budget_bytes + self.credit_bytes
     }

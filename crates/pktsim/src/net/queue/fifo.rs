@@ -2,7 +2,7 @@
 //! priority over several FIFO classes. Drop-tail: when the arriving packet
 //! does not fit in the byte budget it is dropped.
 
-use super::{Discipline, Drops, EcnThreshold};
+use super::{Discipline, Drops, EcnThreshold, Held};
 use crate::metrics::DropReason;
 use crate::packet::Packet;
 use crate::time::Time;
@@ -12,9 +12,7 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct FifoQueue {
     classes: Vec<VecDeque<Packet>>,
-    ecn: Option<EcnThreshold>,
-    bytes: u64,
-    len: usize,
+    held: Held,
 }
 
 impl FifoQueue {
@@ -24,9 +22,7 @@ impl FifoQueue {
             classes: (0..classes.max(1))
                 .map(|_| VecDeque::with_capacity(16))
                 .collect(),
-            ecn,
-            bytes: 0,
-            len: 0,
+            held: Held::new(ecn),
         }
     }
 }
@@ -34,24 +30,19 @@ impl FifoQueue {
 impl Discipline for FifoQueue {
     #[inline]
     fn enqueue(&mut self, mut pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
-        if !super::fits(self.bytes, pkt.size, limit) {
+        if !self.held.fits(&pkt, limit) {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }
-        let marked = match self.ecn {
-            Some(k) => k.apply(&mut pkt, self.len, self.bytes) as u32,
-            None => 0,
-        };
+        let marked = self.held.admit(&mut pkt);
         let c = (pkt.class as usize).min(self.classes.len() - 1);
-        self.bytes += pkt.size as u64;
-        self.len += 1;
         self.classes[c].push_back(pkt);
         marked
     }
 
     #[inline]
     fn dequeue(&mut self, _now: Time, _drops: &mut Drops) -> Option<Packet> {
-        if self.len == 0 {
+        if self.held.is_empty() {
             return None;
         }
         for q in &mut self.classes {
@@ -63,23 +54,25 @@ impl Discipline for FifoQueue {
                     // `Network::next_arrival`).
                     q.clear();
                 }
-                self.bytes -= p.size as u64;
-                self.len -= 1;
+                self.held.remove(&p);
                 return Some(p);
             }
         }
         None
     }
 
+    /// Several classes: the port picks by class, not arrival order.
+    fn schedules_by_priority(&self) -> bool {
+        self.classes.len() > 1
+    }
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.held.bytes()
     }
     fn len(&self) -> usize {
-        self.len
+        self.held.len()
     }
     fn drain(&mut self) -> Vec<Packet> {
-        self.bytes = 0;
-        self.len = 0;
+        self.held.clear();
         self.classes.iter_mut().flat_map(|q| q.drain(..)).collect()
     }
 }

@@ -3,9 +3,12 @@
 //!
 //! A discipline knows nothing of transports. Every discipline implements
 //! [`Discipline`]; the port holds a [`Queue`], an enum over all of them, so
-//! the hot path dispatches with a `match`, not a virtual call. A new
-//! discipline is one file here plus one variant in [`Queue`] and [`QueueConfig`]
-//! (see `docs/extending.md`).
+//! the hot path dispatches with a `match`, not a virtual call. A discipline
+//! that keeps its own packets embeds a [`Held`] (counts, ECN marking,
+//! drop-tail admission) and writes only its order and its drop choice. A
+//! new discipline is one file here plus one line in the `disciplines!`
+//! list (which declares [`Queue`] and generates its dispatch), and its
+//! `kind` in [`QueueConfig`] (see `docs/extending.md`).
 //!
 //! A queue answers three questions: take this packet (or drop something),
 //! which packet leaves next — or "none before time T", for rate-limited
@@ -19,6 +22,7 @@ pub mod codel;
 pub mod credit_port;
 pub mod ecn;
 pub mod fifo;
+pub mod held;
 pub mod notice_lane;
 pub mod pfabric;
 pub mod pfabric_index;
@@ -34,6 +38,7 @@ pub use codel::CodelQueue;
 pub use credit_port::{CreditPort, CreditPortParams};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
+pub use held::Held;
 pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
 pub use rate_limit::{RateLimited, TokenBucket};
@@ -87,6 +92,12 @@ pub trait Discipline {
     /// rule: it fits in the byte budget.
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         fits(self.bytes(), pkt.size, limit)
+    }
+    /// Whether the discipline chooses which queued packet leaves next by
+    /// priority or rank rather than arrival order (see
+    /// [`QueueConfig::schedules_by_priority`]). Default: no.
+    fn schedules_by_priority(&self) -> bool {
+        false
     }
     /// Bytes held.
     fn bytes(&self) -> u64;
@@ -330,18 +341,10 @@ impl QueueConfig {
     /// once it could start there (see `Network::next_tx`), so that the port
     /// never picks a packet whose bits are still arriving over a slower link
     /// while complete packets wait.
+    /// The discipline answers ([`Discipline::schedules_by_priority`]), so
+    /// that a new one says it in its own file.
     pub fn schedules_by_priority(&self) -> bool {
-        match self {
-            QueueConfig::DropTail
-            | QueueConfig::Ecn { .. }
-            | QueueConfig::Codel { .. }
-            | QueueConfig::Aifo { .. } => false,
-            QueueConfig::Priority { classes, .. } => *classes > 1,
-            QueueConfig::Pfabric | QueueConfig::Vertigo { .. } | QueueConfig::CreditPort { .. } => {
-                true
-            }
-            QueueConfig::RateLimited { inner, .. } => inner.schedules_by_priority(),
-        }
+        self.build().schedules_by_priority()
     }
 
     /// For single-FIFO disciplines (drop-tail, ECN, one-class priority), the
@@ -448,40 +451,65 @@ impl QueueConfig {
     }
 }
 
-/// A port's queue: one variant per discipline.
-#[derive(Debug)]
-pub enum Queue {
-    /// Drop-tail, ECN and strict-priority FIFOs.
-    Fifo(FifoQueue),
-    /// pFabric's priority queue.
-    Pfabric(PfabricQueue),
-    /// A discipline behind a token bucket.
-    RateLimited(Box<RateLimited>),
-    /// CoDel AQM.
-    Codel(CodelQueue),
-    /// AIFO admission in front of a FIFO.
-    Aifo(AifoQueue),
-    /// Vertigo's rank-ordered push-out queue.
-    Vertigo(VertigoQueue),
-    /// FastLane's notice lane in front of another discipline.
-    NoticeLane(Box<NoticeLane>),
-    /// Control, rate-limited credit and data FIFOs.
-    CreditPort(Box<CreditPort>),
-}
+/// Declares [`Queue`], one variant per line, and its two dispatch macros:
+/// `dispatch!` over every variant, and `dispatch_hot!`, which inlines the
+/// per-packet call of the `inline` variants and sends the `boxed` ones
+/// (which hold a `Queue` inside, so their dispatch recurses, which would
+/// stop the compiler from inlining the per-packet calls) through a call of
+/// their own. A new discipline is its file plus one line here.
+macro_rules! disciplines {
+    (
+        inline { $($(#[$doc:meta])* $variant:ident($ty:ty),)* }
+        boxed { $($(#[$bdoc:meta])* $bvariant:ident($bty:ty),)* }
+    ) => {
+        /// A port's queue: one variant per discipline.
+        #[derive(Debug)]
+        pub enum Queue {
+            $($(#[$doc])* $variant($ty),)*
+            $($(#[$bdoc])* $bvariant(Box<$bty>),)*
+        }
 
-macro_rules! dispatch {
-    ($self:ident, $q:ident => $e:expr) => {
-        match $self {
-            Queue::Fifo($q) => $e,
-            Queue::Pfabric($q) => $e,
-            Queue::RateLimited($q) => $e,
-            Queue::Codel($q) => $e,
-            Queue::Aifo($q) => $e,
-            Queue::Vertigo($q) => $e,
-            Queue::NoticeLane($q) => $e,
-            Queue::CreditPort($q) => $e,
+        macro_rules! dispatch {
+            ($self:ident, $q:ident => $e:expr) => {
+                match $self {
+                    $(Queue::$variant($q) => $e,)*
+                    $(Queue::$bvariant($q) => $e,)*
+                }
+            };
+        }
+
+        macro_rules! dispatch_hot {
+            ($self:ident, $q:ident => $e:expr, $boxed:expr) => {
+                match $self {
+                    $(Queue::$variant($q) => $e,)*
+                    _ => $boxed,
+                }
+            };
         }
     };
+}
+
+disciplines! {
+    inline {
+        /// Drop-tail, ECN and strict-priority FIFOs.
+        Fifo(FifoQueue),
+        /// pFabric's priority queue.
+        Pfabric(PfabricQueue),
+        /// CoDel AQM.
+        Codel(CodelQueue),
+        /// AIFO admission in front of a FIFO.
+        Aifo(AifoQueue),
+        /// Vertigo's rank-ordered push-out queue.
+        Vertigo(VertigoQueue),
+    }
+    boxed {
+        /// A discipline behind a token bucket.
+        RateLimited(RateLimited),
+        /// FastLane's notice lane in front of another discipline.
+        NoticeLane(NoticeLane),
+        /// Control, rate-limited credit and data FIFOs.
+        CreditPort(CreditPort),
+    }
 }
 
 impl Queue {
@@ -521,20 +549,6 @@ impl Queue {
     }
 }
 
-/// Dispatch with the unboxed variants in line and the rest through `$boxed`.
-macro_rules! dispatch_hot {
-    ($self:ident, $q:ident => $e:expr, $boxed:expr) => {
-        match $self {
-            Queue::Fifo($q) => $e,
-            Queue::Pfabric($q) => $e,
-            Queue::Codel($q) => $e,
-            Queue::Aifo($q) => $e,
-            Queue::Vertigo($q) => $e,
-            _ => $boxed,
-        }
-    };
-}
-
 impl Discipline for Queue {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
@@ -559,6 +573,9 @@ impl Discipline for Queue {
     #[inline]
     fn len(&self) -> usize {
         dispatch_hot!(self, q => q.len(), self.len_boxed())
+    }
+    fn schedules_by_priority(&self) -> bool {
+        dispatch!(self, q => q.schedules_by_priority())
     }
     fn drain(&mut self) -> Vec<Packet> {
         dispatch!(self, q => q.drain())

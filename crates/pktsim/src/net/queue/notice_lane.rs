@@ -123,6 +123,10 @@ impl Discipline for NoticeLane {
         }
     }
 
+    /// As the discipline behind the lane.
+    fn schedules_by_priority(&self) -> bool {
+        self.inner.schedules_by_priority()
+    }
     fn bytes(&self) -> u64 {
         self.inner.bytes() + self.lane_bytes
     }

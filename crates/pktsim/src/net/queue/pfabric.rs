@@ -249,6 +249,10 @@ impl Discipline for PfabricQueue {
             .any(|k| k.size as u64 >= over && k.prio > pkt.prio)
     }
 
+    /// The most urgent flow first.
+    fn schedules_by_priority(&self) -> bool {
+        true
+    }
     fn bytes(&self) -> u64 {
         self.bytes
     }

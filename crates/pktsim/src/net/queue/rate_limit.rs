@@ -97,6 +97,10 @@ impl Discipline for RateLimited {
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         self.inner.admits(pkt, limit)
     }
+    /// As the discipline it limits.
+    fn schedules_by_priority(&self) -> bool {
+        self.inner.schedules_by_priority()
+    }
     fn bytes(&self) -> u64 {
         self.inner.bytes()
     }

@@ -16,7 +16,7 @@
 //! Buffers hold a few hundred packets, so linear scans of a `Vec` in
 //! arrival order beat an index structure here, as for pFabric.
 
-use super::{Discipline, Drops, EcnThreshold};
+use super::{Discipline, Drops, EcnThreshold, Held};
 use crate::metrics::DropReason;
 use crate::packet::Packet;
 use crate::time::Time;
@@ -26,8 +26,7 @@ use crate::time::Time;
 pub struct VertigoQueue {
     /// Packets in arrival order.
     pkts: Vec<Packet>,
-    bytes: u64,
-    ecn: Option<EcnThreshold>,
+    held: Held,
 }
 
 impl VertigoQueue {
@@ -35,8 +34,7 @@ impl VertigoQueue {
     pub fn new(ecn: Option<EcnThreshold>) -> Self {
         VertigoQueue {
             pkts: Vec::with_capacity(64),
-            bytes: 0,
-            ecn,
+            held: Held::new(ecn),
         }
     }
 
@@ -52,7 +50,7 @@ impl VertigoQueue {
 
 impl Discipline for VertigoQueue {
     fn enqueue(&mut self, mut pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
-        let after = self.bytes + pkt.size as u64;
+        let after = self.held.bytes() + pkt.size as u64;
         if after > limit {
             let need = after - limit;
             if pkt.size as u64 > limit || self.bytes_below_priority(pkt.prio) < need {
@@ -61,7 +59,7 @@ impl Discipline for VertigoQueue {
             }
             // Push out the lowest-priority packets (highest rank, newest
             // among equals) until the arrival fits.
-            while self.bytes + pkt.size as u64 > limit {
+            while !self.held.fits(&pkt, limit) {
                 let mut worst = usize::MAX;
                 for (i, p) in self.pkts.iter().enumerate() {
                     if p.prio > pkt.prio && (worst == usize::MAX || p.prio >= self.pkts[worst].prio)
@@ -73,15 +71,11 @@ impl Discipline for VertigoQueue {
                     break; // unreachable: enough bytes were counted above
                 }
                 let victim = self.pkts.remove(worst);
-                self.bytes -= victim.size as u64;
+                self.held.remove(&victim);
                 drops.push((victim, DropReason::Evicted));
             }
         }
-        let marked = match self.ecn {
-            Some(k) => k.apply(&mut pkt, self.pkts.len(), self.bytes) as u32,
-            None => 0,
-        };
-        self.bytes += pkt.size as u64;
+        let marked = self.held.admit(&mut pkt);
         self.pkts.push(pkt);
         marked
     }
@@ -93,26 +87,30 @@ impl Discipline for VertigoQueue {
             .enumerate()
             .min_by_key(|(i, p)| (p.prio, *i))?;
         let p = self.pkts.remove(i);
-        self.bytes -= p.size as u64;
+        self.held.remove(&p);
         Some(p)
     }
 
     /// Kept if it fits, or if enough strictly lower-priority bytes can be
     /// pushed out.
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
-        let after = self.bytes + pkt.size as u64;
+        let after = self.held.bytes() + pkt.size as u64;
         after <= limit
             || (pkt.size as u64 <= limit && self.bytes_below_priority(pkt.prio) >= after - limit)
     }
 
+    /// Lowest rank first.
+    fn schedules_by_priority(&self) -> bool {
+        true
+    }
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.held.bytes()
     }
     fn len(&self) -> usize {
-        self.pkts.len()
+        self.held.len()
     }
     fn drain(&mut self) -> Vec<Packet> {
-        self.bytes = 0;
+        self.held.clear();
         std::mem::take(&mut self.pkts)
     }
 }

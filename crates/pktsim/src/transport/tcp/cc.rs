@@ -1,15 +1,22 @@
 //! Congestion control: a small trait with no-op (Reno) defaults, reached
-//! through an enum so the per-ACK path is a `match`, not a virtual call
-//! (smoltcp's `AnyController` pattern). A new TCP variant is one file here
-//! plus one variant in [`Cc`].
+//! through one enum, [`Cc`], so the per-ACK path is a `match`, not a
+//! virtual call (smoltcp's `AnyController` pattern). A new TCP variant is
+//! one file in `transport/tcp/` (its controller, [`CongestionControl`] and
+//! [`TcpVariant`]) plus one line in the transport registry, which declares
+//! the variant in [`Cc`] and its `protocol` name. [`newreno`], [`dctcp`]
+//! and [`cubic`] are the worked examples. A controller outside the registry
+//! (a test's) runs through [`super::TcpProtocol::with_controller`].
+//!
+//! [`newreno`]: super::newreno
+//! [`dctcp`]: super::dctcp
+//! [`cubic`]: super::cubic
 //!
 //! The sender owns loss detection and recovery (RFC 5681/6582/6675); the
 //! controller only decides how the window grows and how far it is cut.
 
+use crate::error::Result;
 use crate::time::{Duration, Time};
-use crate::transport::tcp::cubic::Cubic;
-use crate::transport::tcp::dctcp::Dctcp;
-use crate::transport::tcp::newreno::NewReno;
+use crate::transport::tcp::TcpConfig;
 
 /// The window a controller acts on, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +78,11 @@ pub trait CongestionControl {
     fn ecn(&self) -> bool {
         false
     }
+    /// The protocol name runs report. Default: `"tcp"`; the registry's
+    /// [`Cc`] answers its line's name.
+    fn name(&self) -> &'static str {
+        "tcp"
+    }
 }
 
 /// RFC 5681 slow start / congestion avoidance; `ca_acked` counts bytes
@@ -87,47 +99,93 @@ pub fn reno_increase(w: &mut Window, acked: u64, ca_acked: &mut u64) {
     }
 }
 
-/// Every congestion controller of the TCP family.
-#[derive(Clone, Debug)]
-pub enum Cc {
-    /// RFC 5681 / 6582 Reno growth.
-    NewReno(NewReno),
-    /// DCTCP (RFC 8257).
-    Dctcp(Dctcp),
-    /// CUBIC (RFC 9438).
-    Cubic(Cubic),
+/// A TCP variant the registry can build: a controller made from the
+/// `[transport]` settings. Each variant's file implements it; its one line
+/// in the transport registry (`crate::transport`) adds it to [`Cc`] and to
+/// the config's `protocol` names.
+pub trait TcpVariant: CongestionControl + Clone + std::fmt::Debug + Sized {
+    /// Fill in settings whose default depends on the variant, so that the
+    /// resolved config shows the value in use (DCTCP's gain). Default:
+    /// nothing.
+    fn resolve(_cfg: &mut TcpConfig) {}
+    /// The controller every flow of a run starts from (each flow gets a
+    /// copy), checked against the settings; errors name the setting.
+    fn from_config(cfg: &TcpConfig) -> Result<Self>;
 }
 
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            Cc::NewReno($c) => $e,
-            Cc::Dctcp($c) => $e,
-            Cc::Cubic($c) => $e,
+/// The controller of every variant in the registry, one enum so that the
+/// per-ACK path is a `match` (smoltcp's `AnyController`). It is declared by
+/// the transport registry (one line per variant, `crate::transport`).
+pub use crate::transport::Cc;
+
+/// Declares [`Cc`] with one variant per registry line and implements
+/// [`CongestionControl`] for it by dispatching to the variant's controller.
+/// Called by the transport registry only.
+macro_rules! declare_cc {
+    ($($(#[$doc:meta])* $module:ident :: $cc:ident = $name:literal,)*) => {
+        /// Every congestion controller of the TCP family, built from the
+        /// config by the registry (see `tcp::cc`).
+        #[derive(Clone, Debug)]
+        pub enum Cc {
+            $($(#[$doc])* $cc(tcp::$module::$cc),)*
+        }
+
+        $(impl From<tcp::$module::$cc> for Cc {
+            fn from(c: tcp::$module::$cc) -> Self {
+                Cc::$cc(c)
+            }
+        })*
+
+        impl tcp::cc::CongestionControl for Cc {
+            #[inline]
+            fn on_ack(&mut self, w: &mut tcp::cc::Window, ack: &tcp::cc::AckInfo) {
+                match self {
+                    $(Cc::$cc(c) => c.on_ack(w, ack),)*
+                }
+            }
+            #[inline]
+            fn on_ack_seen(
+                &mut self,
+                w: &tcp::cc::Window,
+                ack: &tcp::cc::AckInfo,
+                in_recovery: bool,
+            ) -> Option<u64> {
+                match self {
+                    $(Cc::$cc(c) => c.on_ack_seen(w, ack, in_recovery),)*
+                }
+            }
+            fn ssthresh_on_loss(&mut self, w: &tcp::cc::Window, flight: u64) -> u64 {
+                match self {
+                    $(Cc::$cc(c) => c.ssthresh_on_loss(w, flight),)*
+                }
+            }
+            fn ssthresh_on_timeout(
+                &mut self,
+                w: &tcp::cc::Window,
+                flight: u64,
+                now: crate::time::Time,
+            ) -> u64 {
+                match self {
+                    $(Cc::$cc(c) => c.ssthresh_on_timeout(w, flight, now),)*
+                }
+            }
+            fn on_undo(&mut self) {
+                match self {
+                    $(Cc::$cc(c) => c.on_undo(),)*
+                }
+            }
+            #[inline]
+            fn ecn(&self) -> bool {
+                match self {
+                    $(Cc::$cc(c) => c.ecn(),)*
+                }
+            }
+            fn name(&self) -> &'static str {
+                match self {
+                    $(Cc::$cc(_) => $name,)*
+                }
+            }
         }
     };
 }
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
-        dispatch!(self, c => c.on_ack(w, ack))
-    }
-    #[inline]
-    fn on_ack_seen(&mut self, w: &Window, ack: &AckInfo, in_recovery: bool) -> Option<u64> {
-        dispatch!(self, c => c.on_ack_seen(w, ack, in_recovery))
-    }
-    fn ssthresh_on_loss(&mut self, w: &Window, flight: u64) -> u64 {
-        dispatch!(self, c => c.ssthresh_on_loss(w, flight))
-    }
-    fn ssthresh_on_timeout(&mut self, w: &Window, flight: u64, now: Time) -> u64 {
-        dispatch!(self, c => c.ssthresh_on_timeout(w, flight, now))
-    }
-    fn on_undo(&mut self) {
-        dispatch!(self, c => c.on_undo())
-    }
-    #[inline]
-    fn ecn(&self) -> bool {
-        dispatch!(self, c => c.ecn())
-    }
-}
+pub(crate) use declare_cc;

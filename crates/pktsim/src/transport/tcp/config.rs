@@ -1,17 +1,21 @@
 //! The `[transport]` settings of the TCP family (`protocol = "tcp"`,
-//! `"dctcp"`, `"cubic"`), their defaults (written once, here) and their
-//! validation into [`TcpParams`].
+//! `"dctcp"`, `"cubic"`, one per registry line), their defaults (written
+//! once, here) and their validation into [`TcpParams`], whose controller
+//! the variant builds ([`TcpVariant::from_config`]).
 
+use super::cc::{Cc, TcpVariant};
+use super::newreno::NewReno;
 use super::pacing::{Pacing, PacingMode, DEFAULT_CA_RATIO, DEFAULT_SS_RATIO};
 use super::reorder::RankMarking;
-use super::{TcpParams, TimerMode, Variant, DEFAULT_NIC_LIMIT, DEFAULT_RCV_WINDOW};
+use super::{TcpParams, TimerMode, DEFAULT_NIC_LIMIT, DEFAULT_RCV_WINDOW};
 use crate::error::{Error, Result};
 use crate::time::parse_duration;
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
+use std::marker::PhantomData;
 
 /// DCTCP's default gain g = 1/16 (RFC 8257 §4.2).
-pub const DEFAULT_DCTCP_G: f64 = 1.0 / 16.0;
+pub use super::dctcp::DEFAULT_G as DEFAULT_DCTCP_G;
 
 /// Settings shared by the TCP family (NewReno, DCTCP, CUBIC).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -160,24 +164,22 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
-    /// Validate into parameters; `dctcp` allows (and defaults) the gain `g`.
-    pub fn params(&self, dctcp: bool) -> Result<TcpParams> {
+    /// Validate into parameters for variant `C`, whose controller every
+    /// flow starts from.
+    pub fn params_for<C: TcpVariant + Into<Cc>>(&self) -> Result<TcpParams> {
         let dur = |s: &str, f: &str| {
             parse_duration(s).map_err(|m| Error::config(format!("transport.{f}"), m))
         };
-        let p = TcpParams {
+        let mut p = TcpParams {
             init_cwnd: self.init_cwnd,
             max_cwnd: self.max_cwnd,
             initial_rto: dur(&self.initial_rto, "initial_rto")?,
             min_rto: dur(&self.min_rto, "min_rto")?,
             max_rto: dur(&self.max_rto, "max_rto")?,
             dupack_threshold: self.dupack_threshold,
-            dctcp_g: if dctcp {
-                Some(self.g.unwrap_or(DEFAULT_DCTCP_G))
-            } else {
-                None
-            },
-            variant: Variant::NewReno,
+            // Replaced below, once the shared settings are checked, so
+            // that errors come in the order the settings are written.
+            cc: Cc::from(NewReno::default()),
             sack: self.sack,
             limited_transmit: self.limited_transmit,
             timer: self.timer_mode,
@@ -243,18 +245,16 @@ impl TcpConfig {
                 "must be at least 1",
             ));
         }
-        if !dctcp && self.g.is_some() {
-            return Err(Error::config("transport.g", "only DCTCP has a gain g"));
-        }
-        if let Some(g) = p.dctcp_g {
-            if !(g > 0.0 && g <= 1.0) {
-                return Err(Error::config(
-                    "transport.g",
-                    format!("must be in (0, 1], got {g}"),
-                ));
-            }
-        }
+        p.cc = C::from_config(self)?.into();
         Ok(p)
+    }
+
+    /// For variants without a gain: reject `g`, which only DCTCP reads.
+    pub fn no_gain(&self) -> Result<()> {
+        match self.g {
+            Some(_) => Err(Error::config("transport.g", "only DCTCP has a gain g")),
+            None => Ok(()),
+        }
     }
 }
 
@@ -273,65 +273,72 @@ fn ratio(v: i64, field: &str) -> Result<u32> {
     }
 }
 
-/// `protocol = "tcp"`: TCP NewReno.
-impl ProtocolConfig for TcpConfig {
-    const TCP_FAMILY: bool = true;
+/// The `[transport]` settings of one TCP variant (`protocol = "tcp"`,
+/// `"dctcp"`, ...): the shared [`TcpConfig`], written and read exactly as
+/// it; `C` is the variant's controller, which the registry line names.
+#[derive(Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct TcpVariantConfig<C> {
+    /// The settings.
+    pub settings: TcpConfig,
+    #[serde(skip)]
+    variant: PhantomData<fn() -> C>,
+}
 
-    fn tcp(&self) -> Result<Option<TcpParams>> {
-        self.params(false).map(Some)
-    }
-
-    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(super::Tcp::new(super::TcpProtocol::new(
-            self.params(false)?,
-        ))))
+impl<C> TcpVariantConfig<C> {
+    /// Variant `C` with these settings.
+    pub fn new(settings: TcpConfig) -> Self {
+        TcpVariantConfig {
+            settings,
+            variant: PhantomData,
+        }
     }
 }
 
-/// `protocol = "dctcp"`: the TCP settings, DCTCP's controller (RFC 8257).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(transparent)]
-pub struct DctcpConfig(pub TcpConfig);
-
-impl ProtocolConfig for DctcpConfig {
-    const TCP_FAMILY: bool = true;
-
-    /// The resolved config shows the gain in use.
-    fn resolve(&mut self) {
-        self.0.g.get_or_insert(DEFAULT_DCTCP_G);
-    }
-
-    fn tcp(&self) -> Result<Option<TcpParams>> {
-        self.0.params(true).map(Some)
-    }
-
-    fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
-        Ok(setup.run(super::Tcp::new(super::TcpProtocol::new(
-            self.0.params(true)?,
-        ))))
-    }
-}
-
-/// `protocol = "cubic"`: the TCP settings, CUBIC's controller (RFC 9438).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
-#[serde(transparent)]
-pub struct CubicConfig(pub TcpConfig);
-
-impl CubicConfig {
-    /// Validate into parameters with CUBIC's controller.
+impl<C: TcpVariant + Into<Cc>> TcpVariantConfig<C> {
+    /// Validate into parameters with this variant's controller.
     pub fn params(&self) -> Result<TcpParams> {
-        Ok(TcpParams {
-            variant: Variant::Cubic,
-            ..self.0.params(false)?
-        })
+        self.settings.params_for::<C>()
     }
 }
 
-impl ProtocolConfig for CubicConfig {
+// Written out rather than derived: derives would ask `C` for the same
+// traits, and a controller need not be comparable.
+impl<C> Clone for TcpVariantConfig<C> {
+    fn clone(&self) -> Self {
+        Self::new(self.settings.clone())
+    }
+}
+impl<C> std::fmt::Debug for TcpVariantConfig<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.settings.fmt(f)
+    }
+}
+impl<C> PartialEq for TcpVariantConfig<C> {
+    fn eq(&self, other: &Self) -> bool {
+        self.settings == other.settings
+    }
+}
+impl<C> Default for TcpVariantConfig<C> {
+    fn default() -> Self {
+        Self::new(TcpConfig::default())
+    }
+}
+
+impl<C: TcpVariant + Into<Cc>> ProtocolConfig for TcpVariantConfig<C> {
     const TCP_FAMILY: bool = true;
+
+    /// The resolved config shows variant-dependent defaults (DCTCP's gain).
+    fn resolve(&mut self) {
+        C::resolve(&mut self.settings);
+    }
 
     fn tcp(&self) -> Result<Option<TcpParams>> {
         self.params().map(Some)
+    }
+
+    fn tcp_settings(&self) -> Option<&TcpConfig> {
+        Some(&self.settings)
     }
 
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
@@ -342,6 +349,7 @@ impl ProtocolConfig for CubicConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::tcp::cc::CongestionControl;
 
     #[test]
     fn an_empty_section_takes_every_default() {
@@ -355,7 +363,7 @@ mod tests {
         assert_eq!(p.init_cwnd, 10);
         assert_eq!(p.min_rto, crate::time::Duration::from_us(200));
         assert_eq!(p.max_rto, crate::time::Duration::from_ms(1000));
-        assert_eq!(p.dctcp_g, None);
+        assert_eq!(p.cc.name(), "tcp");
         assert_eq!(p.rcv_window, DEFAULT_RCV_WINDOW);
     }
 }

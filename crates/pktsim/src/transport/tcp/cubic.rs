@@ -8,8 +8,10 @@
 //! segments, as the RFC writes it. Not modelled: HyStart (slow start is
 //! standard), the idle-restart epoch shift.
 
+use crate::error::Result;
 use crate::time::Time;
-use crate::transport::tcp::cc::{reno_increase, AckInfo, CongestionControl, Window};
+use crate::transport::tcp::cc::{reno_increase, AckInfo, CongestionControl, TcpVariant, Window};
+use crate::transport::tcp::TcpConfig;
 
 /// RFC 9438 §4.6: multiplicative decrease factor.
 pub const BETA: f64 = 0.7;
@@ -131,6 +133,14 @@ impl CongestionControl for Cubic {
             self.w_last_max = w_last_max;
         }
         self.epoch_start = None;
+    }
+}
+
+/// `protocol = "cubic"`: RFC 9438's constants, no settings of its own.
+impl TcpVariant for Cubic {
+    fn from_config(cfg: &TcpConfig) -> Result<Self> {
+        cfg.no_gain()?;
+        Ok(Cubic::default())
     }
 }
 

@@ -8,7 +8,12 @@
 //! During loss recovery α is still updated but ECE does not cut: the
 //! loss-based ssthresh (RFC 8257 §3.5: react to loss as NewReno) stands.
 
-use crate::transport::tcp::cc::{reno_increase, AckInfo, CongestionControl, Window};
+use crate::error::{Error, Result};
+use crate::transport::tcp::cc::{reno_increase, AckInfo, CongestionControl, TcpVariant, Window};
+use crate::transport::tcp::TcpConfig;
+
+/// DCTCP's default gain g = 1/16 (RFC 8257 §4.2).
+pub const DEFAULT_G: f64 = 1.0 / 16.0;
 
 /// DCTCP state of one flow.
 #[derive(Clone, Debug)]
@@ -87,6 +92,25 @@ impl CongestionControl for Dctcp {
 
     fn ecn(&self) -> bool {
         true
+    }
+}
+
+/// `protocol = "dctcp"`: the gain `g` (default 1/16), α starting at 1.
+impl TcpVariant for Dctcp {
+    /// The resolved config shows the gain in use.
+    fn resolve(cfg: &mut TcpConfig) {
+        cfg.g.get_or_insert(DEFAULT_G);
+    }
+
+    fn from_config(cfg: &TcpConfig) -> Result<Self> {
+        let g = cfg.g.unwrap_or(DEFAULT_G);
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(Error::config(
+                "transport.g",
+                format!("must be in (0, 1], got {g}"),
+            ));
+        }
+        Ok(Dctcp::new(g, 1.0))
     }
 }
 

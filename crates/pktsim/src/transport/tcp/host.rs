@@ -7,19 +7,20 @@
 use crate::packet::FlowId;
 use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::receiver::AckReceiver;
+use crate::transport::tcp::cc::Cc;
 use crate::transport::tcp::handshake::Passive;
 use crate::transport::tcp::reorder::Resequencer;
 use crate::transport::tcp::sender::{Sender, SenderStats};
 
 /// The sender side of one flow at its source host: kept together because
 /// an ACK's handling reads all of it.
-#[derive(Debug, Default)]
-pub(super) struct FlowTx {
+#[derive(Debug)]
+pub(super) struct FlowTx<C> {
     /// `None` until the flow starts. Not boxed: the box let the old
     /// run-wide table move a sender out and back cheaply on every ACK;
     /// handlers now borrow it in place ([`Tx`]), and inline, next to its
     /// timers, it costs fewer cache misses (measured on the DCTCP bench).
-    pub sender: Option<Sender>,
+    pub sender: Option<Sender<C>>,
     /// The pending RTO event (the deadline is the sender's).
     pub rto: LazyTimer,
     /// The pending notice-throttle event (FastLane).
@@ -30,12 +31,25 @@ pub(super) struct FlowTx {
     pub waiting: bool,
 }
 
+// Written out: a derive would ask the controller for `Default`.
+impl<C> Default for FlowTx<C> {
+    fn default() -> Self {
+        FlowTx {
+            sender: None,
+            rto: LazyTimer::default(),
+            notice: LazyTimer::default(),
+            pace: LazyTimer::default(),
+            waiting: false,
+        }
+    }
+}
+
 /// A started flow's sender side, borrowed together with the host state a
 /// handler changes along with it (the NIC waiting list, the counts): the
 /// borrows are disjoint, so no sender is moved out and back.
-pub(super) struct Tx<'a> {
+pub(super) struct Tx<'a, C> {
     /// The sender.
-    pub s: &'a mut Sender,
+    pub s: &'a mut Sender<C>,
     /// Its pending RTO event.
     pub rto: &'a mut LazyTimer,
     /// Its pending notice-throttle event.
@@ -71,13 +85,13 @@ pub(super) struct Counts {
     pub pacing_delays: u64,
 }
 
-/// The TCP state of one host.
-#[derive(Debug, Default)]
-pub struct TcpHost {
+/// The TCP state of one host; `C` is its flows' congestion controller.
+#[derive(Debug)]
+pub struct TcpHost<C = Cc> {
     /// Flows this host sends, by their send slot ([`FlowSlots::send`]).
     ///
     /// [`FlowSlots::send`]: crate::transport::per_host::FlowSlots::send
-    pub(super) tx: Vec<FlowTx>,
+    pub(super) tx: Vec<FlowTx<C>>,
     /// Flows waiting for this host's NIC to run dry, in the order they
     /// began waiting.
     pub(super) nic_waiting: Vec<FlowId>,
@@ -90,7 +104,7 @@ pub struct TcpHost {
     pub(super) counts: Counts,
 }
 
-impl TcpHost {
+impl<C> TcpHost<C> {
     /// A host sending `n_send` flows and receiving `n_recv`, with ordering
     /// shims if `reorder` and handshake states if `handshake`.
     pub(super) fn new(n_send: usize, n_recv: usize, reorder: bool, handshake: bool) -> Self {
@@ -114,7 +128,7 @@ impl TcpHost {
 
     /// The sender side of the flow in send slot `slot`, if it started.
     #[inline]
-    pub(super) fn tx(&mut self, slot: usize) -> Option<Tx<'_>> {
+    pub(super) fn tx(&mut self, slot: usize) -> Option<Tx<'_, C>> {
         let FlowTx {
             sender,
             rto,
@@ -134,12 +148,12 @@ impl TcpHost {
     }
 
     /// The sender of the flow in send slot `slot` (`None` before it starts).
-    pub fn sender(&self, slot: usize) -> Option<&Sender> {
+    pub fn sender(&self, slot: usize) -> Option<&Sender<C>> {
         self.tx.get(slot)?.sender.as_ref()
     }
 
     /// The started senders of this host, in slot (flow-id) order.
-    pub fn senders(&self) -> impl Iterator<Item = &Sender> {
+    pub fn senders(&self) -> impl Iterator<Item = &Sender<C>> {
         self.tx.iter().filter_map(|t| t.sender.as_ref())
     }
 

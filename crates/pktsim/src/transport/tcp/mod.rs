@@ -49,7 +49,7 @@ use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::lazy_timer::LazyTimer;
 use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use cc::{Cc, CongestionControl};
-pub use config::{CubicConfig, DctcpConfig, TcpConfig};
+pub use config::{TcpConfig, TcpVariantConfig};
 use handshake::{Passive, PassiveState, CTRL_SYN, CTRL_SYNACK};
 pub use host::TcpHost;
 use host::Tx;
@@ -78,20 +78,6 @@ pub const DEFAULT_RCV_WINDOW: u64 = 6 << 20;
 /// rare and the NIC delay far below the smallest RTO.
 pub const DEFAULT_NIC_LIMIT: u64 = 64 << 10;
 
-/// Which congestion controller the flows use.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Variant {
-    /// NewReno growth.
-    NewReno,
-    /// DCTCP with gain g.
-    Dctcp {
-        /// α's gain.
-        g: f64,
-    },
-    /// CUBIC.
-    Cubic,
-}
-
 /// TCP parameters (validated from the config).
 #[derive(Clone, Debug)]
 pub struct TcpParams {
@@ -107,11 +93,9 @@ pub struct TcpParams {
     pub max_rto: Duration,
     /// Duplicate ACKs that trigger fast retransmit.
     pub dupack_threshold: u32,
-    /// DCTCP's gain g; `None` for plain NewReno. Kept for compatibility:
-    /// `Some(g)` selects DCTCP whatever `variant` says.
-    pub dctcp_g: Option<f64>,
-    /// Congestion controller (NewReno, Cubic; DCTCP via `dctcp_g`).
-    pub variant: Variant,
+    /// The congestion controller every flow starts from (each flow gets a
+    /// copy), built by the registry line's variant from the config.
+    pub cc: Cc,
     /// SACK loss recovery (RFC 6675); off for NewReno-faithful runs.
     pub sack: bool,
     /// RFC 3042 Limited Transmit.
@@ -145,19 +129,12 @@ impl Default for TcpParams {
     /// NewReno with [`TcpConfig`]'s defaults (the one place they are written).
     fn default() -> Self {
         TcpConfig::default()
-            .params(false)
+            .params_for::<newreno::NewReno>()
             .expect("the default TCP config is valid")
     }
 }
 
 impl TcpParams {
-    fn variant(&self) -> Variant {
-        match self.dctcp_g {
-            Some(g) => Variant::Dctcp { g },
-            None => self.variant,
-        }
-    }
-
     /// RFC 7323 §2.2 window scale: the smallest shift that fits the window
     /// into 16 bits (at most 14).
     pub fn window_shift(&self) -> u8 {
@@ -171,13 +148,16 @@ impl TcpParams {
 
 /// TCP NewReno / DCTCP / CUBIC for every flow of a run: the run-wide
 /// part ([`TcpProtocol`]) and each host's state ([`TcpHost`]), as the run
-/// loop's transport.
-pub type Tcp = PerHost<TcpProtocol>;
+/// loop's transport. `C` is the controller type: the registry's [`Cc`], or a
+/// controller of one's own ([`TcpProtocol::with_controller`]).
+pub type Tcp<C = Cc> = PerHost<TcpProtocol<C>>;
 
 /// The run-wide part of TCP: the parameters and read-only tables of the
 /// run's flows. What a run changes lives in the hosts' [`TcpHost`]s.
-pub struct TcpProtocol {
+pub struct TcpProtocol<C = Cc> {
     params: TcpParams,
+    /// The controller every flow starts from (a copy each).
+    controller: C,
     shift: u8,
     /// Where each flow sits in its hosts' tables (built at setup).
     slots: FlowSlots,
@@ -186,11 +166,23 @@ pub struct TcpProtocol {
 }
 
 impl TcpProtocol {
-    /// TCP with these parameters (run it as [`Tcp::new`]`(TcpProtocol::new(p))`).
+    /// TCP with these parameters and their controller, [`TcpParams::cc`]
+    /// (run it as [`Tcp::new`]`(TcpProtocol::new(p))`).
     pub fn new(params: TcpParams) -> Self {
+        let cc = params.cc.clone();
+        TcpProtocol::with_controller(params, cc)
+    }
+}
+
+impl<C: CongestionControl + Clone> TcpProtocol<C> {
+    /// TCP whose flows each start from a copy of `controller`, whatever
+    /// [`TcpParams::cc`] says: a controller outside the registry (a test's
+    /// toy) runs so, as monomorphic as the registry's.
+    pub fn with_controller(params: TcpParams, controller: C) -> Self {
         let shift = params.window_shift();
         TcpProtocol {
             params,
+            controller,
             shift,
             slots: FlowSlots::default(),
             sources: Vec::new(),
@@ -204,22 +196,14 @@ impl TcpProtocol {
 
     /// The sender of flow `f`, which lives in its source's state among
     /// `hosts` (for tests and inspection; `None` before it starts).
-    pub fn sender<'a>(&self, hosts: &'a [TcpHost], f: FlowId) -> Option<&'a Sender> {
+    pub fn sender<'a>(&self, hosts: &'a [TcpHost<C>], f: FlowId) -> Option<&'a Sender<C>> {
         let src = self.sources.get(f.idx())?;
         hosts.get(src.idx())?.sender(self.slots.send(f))
     }
 
-    fn new_cc(&self) -> Cc {
-        match self.params.variant() {
-            Variant::NewReno => Cc::NewReno(newreno::NewReno::default()),
-            Variant::Dctcp { g } => Cc::Dctcp(dctcp::Dctcp::new(g, 1.0)),
-            Variant::Cubic => Cc::Cubic(cubic::Cubic::default()),
-        }
-    }
-
     /// Hand segments of `f` to the NIC while its sender has some and the
     /// NIC has room; otherwise wait for the NIC to run dry.
-    fn transmit(&self, ctx: &mut Ctx, f: FlowId, t: &mut Tx) {
+    fn transmit(&self, ctx: &mut Ctx, f: FlowId, t: &mut Tx<C>) {
         let s = &mut *t.s;
         let spec = ctx.flow(f);
         let host = spec.src;
@@ -283,7 +267,7 @@ impl TcpProtocol {
     /// Send the SYN of `f` (a retransmission if `retx`): a header-sized
     /// control packet, an ECN-setup SYN where the controller uses ECN (RFC
     /// 3168 §6.1.1: ECE and CWR, not ECT).
-    fn send_syn(&self, ctx: &mut Ctx, f: FlowId, t: &mut Tx, retx: bool) {
+    fn send_syn(&self, ctx: &mut Ctx, f: FlowId, t: &mut Tx<C>, retx: bool) {
         let spec = ctx.flow(f);
         let (src, dst) = (spec.src, spec.dst);
         let hdr = ctx.format().header;
@@ -339,7 +323,7 @@ impl TcpProtocol {
 
     /// A SYN reached the flow's destination: answer it (RFC 9293 §3.5),
     /// once per instant.
-    fn on_syn(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
+    fn on_syn(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, pkt: Packet) {
         let f = pkt.flow;
         let j = self.slots.recv(f);
         let TcpHost {
@@ -371,7 +355,7 @@ impl TcpProtocol {
     }
 
     /// The SYN-ACK timer of `f` fired at its destination.
-    fn on_synack_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+    fn on_synack_timer(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
         let j = self.slots.recv(f);
         let TcpHost {
@@ -396,7 +380,7 @@ impl TcpProtocol {
     }
 
     /// A SYN-ACK reached the flow's source: data may flow.
-    fn on_synack(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
+    fn on_synack(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, pkt: Packet) {
         let f = pkt.flow;
         let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
@@ -413,7 +397,7 @@ impl TcpProtocol {
     }
 
     /// The pacing release time of `f` came.
-    fn on_pace_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+    fn on_pace_timer(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, f: FlowId) {
         let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
         };
@@ -431,7 +415,7 @@ impl TcpProtocol {
     /// time (at least a quarter RTO), give that packet one RTO from its
     /// departure. Linux likewise does not retransmit a segment still in the
     /// host queue (`skb_still_in_host_queue`). `None`: expire now.
-    fn host_delayed_deadline(&self, ctx: &Ctx, f: FlowId, s: &Sender) -> Option<Time> {
+    fn host_delayed_deadline(&self, ctx: &Ctx, f: FlowId, s: &Sender<C>) -> Option<Time> {
         let now = ctx.now();
         let rto = s.rtt().rto();
         if ctx.nic_flow_bytes(f) > 0 {
@@ -442,7 +426,7 @@ impl TcpProtocol {
     }
 
     /// Throttled FastLane retransmissions may be due.
-    fn on_notice_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+    fn on_notice_timer(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
         // A flow's timers are armed only once it has a sender.
         let Some(mut t) = h.tx(self.slots.send(f)) else {
@@ -460,7 +444,7 @@ impl TcpProtocol {
     }
 
     /// The retransmission timer of `f` fired.
-    fn on_rto_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+    fn on_rto_timer(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, f: FlowId) {
         let now = ctx.now();
         let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
@@ -498,7 +482,15 @@ impl TcpProtocol {
     }
 
     /// An ACK reached the flow's source.
-    fn on_ack(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet, ack: u64, sack: u32, wnd: u16) {
+    fn on_ack(
+        &self,
+        h: &mut TcpHost<C>,
+        ctx: &mut Ctx,
+        pkt: Packet,
+        ack: u64,
+        sack: u32,
+        wnd: u16,
+    ) {
         let f = pkt.flow;
         let Some(mut t) = h.tx(self.slots.send(f)) else {
             return;
@@ -528,7 +520,7 @@ impl TcpProtocol {
 
     /// A data packet reached TCP at the flow's destination (receive slot
     /// `j`): take it in and answer with an ACK.
-    fn on_data(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet, seq: u64, j: usize) {
+    fn on_data(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, pkt: Packet, seq: u64, j: usize) {
         if let Some(ps) = h.passive.get_mut(j) {
             // The handshake's ACK travels with the first data (RFC 9293
             // §3.5): the SYN-ACK timer stops.
@@ -559,7 +551,7 @@ impl TcpProtocol {
     /// so does the held run it makes contiguous.
     fn on_data_reordered(
         &self,
-        h: &mut TcpHost,
+        h: &mut TcpHost<C>,
         ctx: &mut Ctx,
         pkt: Packet,
         seq: u64,
@@ -581,7 +573,7 @@ impl TcpProtocol {
 
     /// Hand held packets of the flow in receive slot `j` to TCP: those now
     /// in order, or all.
-    fn release_held(&self, h: &mut TcpHost, ctx: &mut Ctx, j: usize, all: bool) {
+    fn release_held(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, j: usize, all: bool) {
         loop {
             let rcv_nxt = h.rx[j].rcv_nxt;
             let Some((seq, p)) = h.reseq[j].next_ready(rcv_nxt, all) else {
@@ -597,7 +589,7 @@ impl TcpProtocol {
 /// is its flow's id (the host is the one acting), as before per-host state:
 /// the id is part of the event's place among same-time events.
 #[inline]
-fn sync_timer(rto: &mut LazyTimer, ctx: &mut Ctx, f: FlowId, s: &Sender) {
+fn sync_timer<C>(rto: &mut LazyTimer, ctx: &mut Ctx, f: FlowId, s: &Sender<C>) {
     if let Some(at) = rto.arm(ctx.now(), s.rto_deadline) {
         ctx.set_timer(at, f.0, TIMER_RTO);
     }
@@ -610,9 +602,9 @@ fn arm_notice(notice: &mut LazyTimer, ctx: &mut Ctx, f: FlowId, due: Time) {
     }
 }
 
-impl PerHost<TcpProtocol> {
+impl<C: CongestionControl + Clone + Send> PerHost<TcpProtocol<C>> {
     /// The sender of a flow (for tests and inspection).
-    pub fn sender(&self, f: FlowId) -> Option<&Sender> {
+    pub fn sender(&self, f: FlowId) -> Option<&Sender<C>> {
         self.protocol().sender(self.hosts(), f)
     }
 
@@ -621,17 +613,19 @@ impl PerHost<TcpProtocol> {
         self.sender(f).map(|s| s.w.cwnd)
     }
 
+    /// Per-flow sender event counts (zero for flows not started).
+    pub fn stats(&self, f: FlowId) -> SenderStats {
+        self.sender(f).map(|s| s.stats).unwrap_or_default()
+    }
+}
+
+impl PerHost<TcpProtocol> {
     /// DCTCP α of a flow (for tests).
     pub fn alpha(&self, f: FlowId) -> Option<f64> {
         match &self.sender(f)?.cc {
             Cc::Dctcp(d) => Some(d.alpha),
             _ => None,
         }
-    }
-
-    /// Per-flow sender event counts (zero for flows not started).
-    pub fn stats(&self, f: FlowId) -> SenderStats {
-        self.sender(f).map(|s| s.stats).unwrap_or_default()
     }
 }
 
@@ -661,15 +655,11 @@ pub fn decode_sack(v: u32, ack: u64, mss: u64, size: u64) -> Option<(u64, u64)> 
     (start < end).then_some((start, end))
 }
 
-impl HostProtocol for TcpProtocol {
-    type Host = TcpHost;
+impl<C: CongestionControl + Clone + Send> HostProtocol for TcpProtocol<C> {
+    type Host = TcpHost<C>;
 
     fn name(&self) -> &'static str {
-        match self.params.variant() {
-            Variant::NewReno => "tcp",
-            Variant::Dctcp { .. } => "dctcp",
-            Variant::Cubic => "cubic",
-        }
+        self.controller.name()
     }
 
     fn setup(&mut self, env: &Setup) -> crate::Result<()> {
@@ -680,7 +670,7 @@ impl HostProtocol for TcpProtocol {
         Ok(())
     }
 
-    fn new_host(&self, _env: &Setup, host: NodeId) -> TcpHost {
+    fn new_host(&self, _env: &Setup, host: NodeId) -> TcpHost<C> {
         TcpHost::new(
             self.slots.n_send(host),
             self.slots.n_recv(host),
@@ -689,7 +679,7 @@ impl HostProtocol for TcpProtocol {
         )
     }
 
-    fn start_flow(&self, h: &mut TcpHost, ctx: &mut Ctx, f: FlowId) {
+    fn start_flow(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, f: FlowId) {
         let mss = ctx.format().mss as u64;
         let p = &self.params;
         let cfg = SenderConfig {
@@ -713,7 +703,7 @@ impl HostProtocol for TcpProtocol {
             ctx.flow(f).size,
             mss,
             cfg,
-            self.new_cc(),
+            self.controller.clone(),
             p.rcv_window,
         ));
         if let Some(mut t) = h.tx(i) {
@@ -729,7 +719,7 @@ impl HostProtocol for TcpProtocol {
         }
     }
 
-    fn on_packet(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
+    fn on_packet(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, pkt: Packet) {
         match pkt.header {
             Header::TcpData { seq } => match self.params.reorder_window {
                 None => {
@@ -747,7 +737,7 @@ impl HostProtocol for TcpProtocol {
         }
     }
 
-    fn on_timer(&self, h: &mut TcpHost, ctx: &mut Ctx, id: u32, kind: u8) {
+    fn on_timer(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, id: u32, kind: u8) {
         let f = FlowId(id);
         match kind {
             TIMER_NOTICE => self.on_notice_timer(h, ctx, f),
@@ -767,7 +757,7 @@ impl HostProtocol for TcpProtocol {
         }
     }
 
-    fn on_notice(&self, h: &mut TcpHost, ctx: &mut Ctx, pkt: Packet) {
+    fn on_notice(&self, h: &mut TcpHost<C>, ctx: &mut Ctx, pkt: Packet) {
         let Header::TcpData { seq } = pkt.header else {
             return;
         };
@@ -783,7 +773,7 @@ impl HostProtocol for TcpProtocol {
         }
     }
 
-    fn on_nic_idle(&self, h: &mut TcpHost, ctx: &mut Ctx) {
+    fn on_nic_idle(&self, h: &mut TcpHost<C>, ctx: &mut Ctx) {
         let list = std::mem::take(&mut h.nic_waiting);
         for &f in &list {
             if let Some(mut t) = h.tx(self.slots.send(f)) {
@@ -799,7 +789,7 @@ impl HostProtocol for TcpProtocol {
         }
     }
 
-    fn counters(&self, hosts: &[TcpHost]) -> Vec<(&'static str, u64)> {
+    fn counters(&self, hosts: &[TcpHost<C>]) -> Vec<(&'static str, u64)> {
         let mut total = SenderStats::default();
         let (mut dup_deliveries, mut nic_waits, mut rto_deferred) = (0, 0, 0);
         let mut c = host::Counts::default();
@@ -851,7 +841,10 @@ impl HostProtocol for TcpProtocol {
     fn copy_for_group(&self) -> Option<Self> {
         // A TCP host reads nothing of another host's state: each group's
         // copy builds the same tables at setup.
-        Some(TcpProtocol::new(self.params.clone()))
+        Some(TcpProtocol::with_controller(
+            self.params.clone(),
+            self.controller.clone(),
+        ))
     }
 }
 

@@ -169,9 +169,9 @@ impl std::ops::AddAssign for SenderStats {
     }
 }
 
-/// The sender of one flow.
+/// The sender of one flow; `C` is its congestion controller.
 #[derive(Clone, Debug)]
-pub struct Sender {
+pub struct Sender<C = Cc> {
     size: u64,
     mss: u64,
     cfg: SenderConfig,
@@ -184,7 +184,7 @@ pub struct Sender {
     /// Window and threshold.
     pub w: Window,
     /// Congestion controller.
-    pub cc: Cc,
+    pub cc: C,
     dupacks: u32,
     /// In fast recovery until the cumulative ACK reaches this.
     recovery: Option<u64>,
@@ -221,10 +221,10 @@ pub struct Sender {
     pace_next: Time,
 }
 
-impl Sender {
+impl<C: CongestionControl> Sender<C> {
     /// A sender for `size` bytes in `mss`-byte segments; `window` is the
     /// receive window assumed before the first ACK.
-    pub fn new(size: u64, mss: u64, cfg: SenderConfig, cc: Cc, window: u64) -> Self {
+    pub fn new(size: u64, mss: u64, cfg: SenderConfig, cc: C, window: u64) -> Self {
         Sender {
             size,
             mss,

@@ -1,0 +1,107 @@
+//! What every discipline that keeps its own packets shares: the bytes and
+//! packets it holds, ECN marking of arrivals, and drop-tail's admission
+//! rule. A discipline embeds one [`Held`] and writes only its ordering and
+//! its drop choice; the count it reports, the marks and the "does it fit"
+//! answer are then the same for all of them.
+
+use super::{fits, EcnThreshold};
+use crate::packet::Packet;
+
+/// A discipline's occupancy, its ECN threshold and its admission rule.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Held {
+    bytes: u64,
+    len: usize,
+    ecn: Option<EcnThreshold>,
+}
+
+impl Held {
+    /// Nothing held; arrivals are marked above `ecn` (if any).
+    pub fn new(ecn: Option<EcnThreshold>) -> Self {
+        Held {
+            bytes: 0,
+            len: 0,
+            ecn,
+        }
+    }
+
+    /// Drop-tail's rule: `pkt` fits in byte budget `limit` with what is
+    /// held now.
+    #[inline]
+    pub fn fits(&self, pkt: &Packet, limit: u64) -> bool {
+        fits(self.bytes, pkt.size, limit)
+    }
+
+    /// Take `pkt` in: mark it CE if the occupancy it finds is above the
+    /// threshold (DCTCP's rule: marked on arrival), then count it. Call it
+    /// once the discipline keeps the packet (after any push-out), just
+    /// before storing it. Returns the number of packets marked (0 or 1).
+    #[inline]
+    pub fn admit(&mut self, pkt: &mut Packet) -> u32 {
+        let marked = match self.ecn {
+            Some(k) => k.apply(pkt, self.len, self.bytes) as u32,
+            None => 0,
+        };
+        self.bytes += pkt.size as u64;
+        self.len += 1;
+        marked
+    }
+
+    /// `pkt` left (sent, pushed out or dropped by the discipline).
+    #[inline]
+    pub fn remove(&mut self, pkt: &Packet) {
+        self.bytes -= pkt.size as u64;
+        self.len -= 1;
+    }
+
+    /// Everything left (a drain).
+    pub fn clear(&mut self) {
+        self.bytes = 0;
+        self.len = 0;
+    }
+
+    /// Bytes held.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Packets held.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is held.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::flags;
+
+    #[test]
+    fn counts_follow_admissions_and_removals_and_marks_above_k() {
+        let mut h = Held::new(Some(EcnThreshold::Packets(1)));
+        let mut p = Packet::test_data(0, 1000, 0);
+        p.flags |= flags::ECT;
+        let mut q = p;
+        assert!(h.fits(&p, 1000));
+        assert_eq!(h.admit(&mut p), 0);
+        assert!(!h.fits(&q, 1999));
+        assert_eq!(h.admit(&mut q), 0, "finds one packet: not above K = 1");
+        let mut r = Packet::test_data(0, 1000, 0);
+        r.flags |= flags::ECT;
+        assert_eq!(h.admit(&mut r), 1, "finds two packets: marked");
+        assert!(r.has(flags::CE));
+        assert_eq!((h.bytes(), h.len()), (3000, 3));
+        h.remove(&q);
+        assert_eq!((h.bytes(), h.len()), (2000, 2));
+        h.clear();
+        assert!(h.is_empty());
+    }
+}
