@@ -88,15 +88,17 @@ def test_pcap_writes_a_capture_of_the_trace(tmp_path: Path, small_dict: dict) ->
     cfg = copy.deepcopy(small_dict)
     cfg.setdefault("output", {})["trace"] = {"flows": [0]}
     res = pktsim.run(cfg, tmp_path / "trace")
-    path = pktsim.pcap(res.path, host=0)
+    src = res.flows["src"][0]
+    path = pktsim.pcap(res.path, host=src)
     data = path.read_bytes()
     assert path == res.path / "packets.pcapng"
     # A pcapng section header, then the interface and the packets.
     assert data[:4] == bytes([0x0A, 0x0D, 0x0D, 0x0A]) and len(data) > 200
     p = res.packets
     assert p is not None
-    sent = p.filter((pl.col("event") == "dequeue") & (pl.col("node") == 0) & (pl.col("src") == 0))
-    got = p.filter((pl.col("event") == "deliver") & (pl.col("node") == 0))
+    at_src = (pl.col("node") == src) & (pl.col("src") == src)
+    sent = p.filter((pl.col("event") == "dequeue") & at_src)
+    got = p.filter((pl.col("event") == "deliver") & (pl.col("node") == src))
     # One enhanced packet block (type 6) per packet host 0 sent or got.
     blocks, i = 0, 0
     while i < len(data):
@@ -105,7 +107,7 @@ def test_pcap_writes_a_capture_of_the_trace(tmp_path: Path, small_dict: dict) ->
         i += int.from_bytes(data[i + 4 : i + 8], "little")
     assert blocks == sent.height + got.height > 0
     switch = sent["peer"][0]
-    link = pktsim.pcap(res.path, link=(0, switch), out=tmp_path / "l.pcapng")
+    link = pktsim.pcap(res.path, link=(src, switch), out=tmp_path / "l.pcapng")
     assert link.is_file() and link.stat().st_size > 200
     with pytest.raises(pktsim.ConfigError, match="output.trace"):
         pktsim.pcap(pktsim.run(small_dict, tmp_path / "none").path)

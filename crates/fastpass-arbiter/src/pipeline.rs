@@ -254,15 +254,46 @@ impl Pipeline {
     fn run(&mut self, alloc: &mut Allocator, slots: usize) -> Result<(), ()> {
         alloc.begin_batch(slots);
         let list = alloc.take_pending();
-        let n = alloc.endpoints();
-        let first_slot = alloc.batch().first_slot();
-        let workers = self.workers();
-        let window = self.window;
-        let windows = slots.div_ceil(window);
+        let windows = slots.div_ceil(self.window);
         let chunk = self
             .chunk
-            .unwrap_or_else(|| (list.len() / (8 * workers)).clamp(32, 1024));
-        // Hand each worker thread the output buffers of its windows.
+            .unwrap_or_else(|| (list.len() / (8 * self.workers())).clamp(32, 1024));
+        self.hand_out_windows(alloc, slots)?;
+        let mut left = Leftovers {
+            lra: alloc.order() == Order::LeastRecentlyAllocated,
+            first_slot: alloc.batch().first_slot(),
+            keep: alloc.take_spare(),
+            granted: alloc.take_granted_buf(),
+        };
+        left.keep.reserve(list.len());
+        let mut finished_by_window: Vec<Vec<Demand>> = vec![Vec::new(); windows];
+        self.run_own_windows(
+            alloc,
+            slots,
+            list,
+            chunk,
+            &mut left,
+            &mut finished_by_window,
+        )?;
+        self.collect_windows(alloc, windows, &mut left, &mut finished_by_window)?;
+        let workers = self.workers();
+        for (w, f) in finished_by_window.iter().enumerate() {
+            if w % workers == 0 {
+                alloc.retire(f);
+            }
+            alloc.push_finished_pairs(f);
+        }
+        alloc.end_batch(left.keep, left.granted);
+        Ok(())
+    }
+
+    /// Hand each worker thread the output buffers of its windows (every
+    /// window `w` with `w % workers != 0`; the calling thread keeps the
+    /// others).
+    fn hand_out_windows(&mut self, alloc: &mut Allocator, slots: usize) -> Result<(), ()> {
+        let (n, first_slot) = (alloc.endpoints(), alloc.batch().first_slot());
+        let (workers, window) = (self.workers(), self.window);
+        let windows = slots.div_ceil(window);
         let batch = alloc.batch_mut();
         let mut per_worker: Vec<Vec<Vec<(u32, u32)>>> = vec![Vec::new(); workers];
         for w in (0..windows).filter(|w| w % workers != 0) {
@@ -284,21 +315,25 @@ impl Pipeline {
                 })
                 .map_err(|_| ())?;
         }
-        let lra = alloc.order() == Order::LeastRecentlyAllocated;
-        let mut keep = alloc.take_spare();
-        keep.reserve(list.len());
-        let mut granted = alloc.take_granted_buf();
-        // Sort the last window's leftovers: for LRA, pairs granted in this
-        // batch go behind the others.
-        let route = |v: &[Demand], keep: &mut Vec<Demand>, granted: &mut Vec<Demand>| {
-            if lra {
-                split_granted(v, first_slot, keep, granted);
-            } else {
-                keep.extend_from_slice(v);
-            }
-        };
-        let mut finished_by_window: Vec<Vec<Demand>> = vec![Vec::new(); windows];
-        // Worker 0's windows, on this thread.
+        Ok(())
+    }
+
+    /// Worker 0's windows, on this thread: the first takes the pending
+    /// list in chunks, the later ones what the last worker passes on; each
+    /// passes its leftovers to the next worker, the batch's last window to
+    /// `left`.
+    fn run_own_windows(
+        &mut self,
+        alloc: &mut Allocator,
+        slots: usize,
+        list: Vec<Demand>,
+        chunk: usize,
+        left: &mut Leftovers,
+        finished_by_window: &mut [Vec<Demand>],
+    ) -> Result<(), ()> {
+        let (n, first_slot) = (alloc.endpoints(), alloc.batch().first_slot());
+        let (workers, window) = (self.workers(), self.window);
+        let windows = slots.div_ceil(window);
         let to_next = &self.threads[0].tx;
         let mut list = Some(list);
         for w in (0..windows).step_by(workers) {
@@ -309,10 +344,9 @@ impl Pipeline {
             let out = &mut alloc.batch_mut().slots_mut()[start..start + width];
             let finished = &mut finished_by_window[w];
             let last = w + 1 == windows;
-            let mut emit = |v: Vec<Demand>, pool: &mut Vec<Vec<Demand>>| -> Result<(), ()> {
+            let mut emit = |mut v: Vec<Demand>, pool: &mut Vec<Vec<Demand>>| -> Result<(), ()> {
                 if last || v.is_empty() {
-                    route(&v, &mut keep, &mut granted);
-                    let mut v = v;
+                    left.route(&v);
                     v.clear();
                     pool.push(v);
                     Ok(())
@@ -344,14 +378,25 @@ impl Pipeline {
                 to_next.send(ToWorker::End).map_err(|_| ())?;
             }
         }
-        // Collect the other workers' windows and the last window's
-        // leftovers.
+        Ok(())
+    }
+
+    /// Collect the other workers' windows and the last window's
+    /// leftovers; retire what the other workers' windows finished.
+    fn collect_windows(
+        &mut self,
+        alloc: &mut Allocator,
+        windows: usize,
+        left: &mut Leftovers,
+        finished_by_window: &mut [Vec<Demand>],
+    ) -> Result<(), ()> {
+        let (workers, window) = (self.workers(), self.window);
         let mut ended = (windows - 1) % workers == 0;
         let mut done = windows.div_ceil(workers);
         while !(ended && done == windows) {
             match recv_spin(&self.from_workers, SPIN_CHUNK)? {
                 ToMain::Chunk(mut v) => {
-                    route(&v, &mut keep, &mut granted);
+                    left.route(&v);
                     v.clear();
                     self.pool.push(v);
                 }
@@ -374,14 +419,26 @@ impl Pipeline {
                 }
             }
         }
-        for (w, f) in finished_by_window.iter().enumerate() {
-            if w % workers == 0 {
-                alloc.retire(f);
-            }
-            alloc.push_finished_pairs(f);
-        }
-        alloc.end_batch(keep, granted);
         Ok(())
+    }
+}
+
+/// What the batch's last window left ungranted, sorted for the next batch:
+/// for LRA, pairs granted in this batch go behind the others.
+struct Leftovers {
+    lra: bool,
+    first_slot: u64,
+    keep: Vec<Demand>,
+    granted: Vec<Demand>,
+}
+
+impl Leftovers {
+    fn route(&mut self, v: &[Demand]) {
+        if self.lra {
+            split_granted(v, self.first_slot, &mut self.keep, &mut self.granted);
+        } else {
+            self.keep.extend_from_slice(v);
+        }
     }
 }
 

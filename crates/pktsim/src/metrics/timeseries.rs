@@ -96,7 +96,10 @@ impl FlowSeries {
     }
 
     /// After an event at `host` (every-change mode): the variables of its
-    /// followed flows that changed.
+    /// followed flows that changed. Out of line and cold: the run loop's
+    /// callbacks only test whether a series is on.
+    #[cold]
+    #[inline(never)]
     pub fn after_event<T: Transport>(&mut self, now: Time, host: NodeId, transport: &T) {
         if self.interval.is_some() {
             return;

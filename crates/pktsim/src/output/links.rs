@@ -10,7 +10,6 @@
 use super::io;
 use crate::error::Result;
 use crate::metrics::{DropReason, LinkSample};
-use crate::time::Time;
 use arrow_array::builder::{Float64Builder, UInt32Builder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
@@ -46,17 +45,8 @@ pub fn links_batch(samples: &[LinkSample]) -> Result<RecordBatch> {
         .unwrap_or(0);
     let mut last: Vec<Option<LinkSample>> = vec![None; ports];
     for s in samples {
-        let before = last[s.port as usize].unwrap_or(LinkSample {
-            time: Time::ZERO,
-            bytes: 0,
-            packets: 0,
-            busy: crate::time::Duration::ZERO,
-            ecn_marked: 0,
-            deflected_in: 0,
-            notices: 0,
-            dropped: [0; DropReason::COUNT],
-            ..*s
-        });
+        // Before its first sample, a port had done nothing.
+        let before = last[s.port as usize].unwrap_or_default();
         let dt = s.time.ps().saturating_sub(before.time.ps());
         // Busy time is monotone except where a cut-through packet waiting
         // for its last bits made a sample's time ahead too long (see
@@ -129,7 +119,7 @@ pub fn links_batch(samples: &[LinkSample]) -> Result<RecordBatch> {
 mod tests {
     use super::*;
     use crate::packet::NodeId;
-    use crate::time::Duration;
+    use crate::time::{Duration, Time};
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, UInt32Type, UInt64Type};
 

@@ -1,5 +1,8 @@
 //! `packets.parquet`: the packet trace (`[output.trace]`), one row per hop
 //! event of a traced packet, in time order ([`crate::net::trace`]).
+//!
+//! One table, [`COLUMNS`], says what each column holds and how to read it
+//! from a row; writing and reading back both go through it.
 
 use super::io;
 use crate::error::{Error, Result};
@@ -25,159 +28,139 @@ pub fn header_name(h: &Header) -> &'static str {
     }
 }
 
+/// How a column's value comes from a row (`None`: null).
+enum Get {
+    U64(fn(&TraceRow) -> Option<u64>),
+    U32(fn(&TraceRow) -> Option<u32>),
+    Flag(u8),
+    Text(fn(&TraceRow) -> Option<&'static str>),
+}
+
+/// Every column, in order: its name and how to get it.
+const COLUMNS: &[(&str, Get)] = &[
+    ("time_ps", Get::U64(|r| Some(r.time.ps()))),
+    ("event", Get::Text(|r| Some(r.event.name()))),
+    ("node", Get::U32(|r| Some(r.node.0))),
+    ("port", Get::U32(|r| r.port.map(|p| p.0))),
+    ("peer", Get::U32(|r| r.peer.map(|p| p.0))),
+    ("flow", Get::U32(|r| Some(r.pkt.flow.0))),
+    ("kind", Get::Text(|r| Some(kind_name(r.pkt.kind)))),
+    ("src", Get::U32(|r| Some(r.pkt.src.0))),
+    ("dst", Get::U32(|r| Some(r.pkt.dst.0))),
+    ("size_bytes", Get::U32(|r| Some(r.pkt.size))),
+    ("payload_bytes", Get::U32(|r| Some(r.pkt.payload))),
+    ("prio", Get::U32(|r| Some(r.pkt.prio))),
+    ("class", Get::U32(|r| Some(r.pkt.class as u32))),
+    ("hops", Get::U32(|r| Some(r.pkt.hops as u32))),
+    ("ect", Get::Flag(flags::ECT)),
+    ("ce", Get::Flag(flags::CE)),
+    ("ece", Get::Flag(flags::ECE)),
+    ("cwr", Get::Flag(flags::CWR)),
+    ("retx", Get::Flag(flags::RETX)),
+    ("notice", Get::Flag(flags::NOTICE)),
+    ("trimmed", Get::Flag(flags::TRIMMED)),
+    ("sent_ps", Get::U64(|r| Some(r.pkt.sent_at.ps()))),
+    ("queue_bytes", Get::U64(|r| r.queue_bytes)),
+    ("reason", Get::Text(|r| r.reason.map(DropReason::name))),
+    ("header", Get::Text(|r| Some(header_name(&r.pkt.header)))),
+    ("seq", Get::U64(|r| header_fields(&r.pkt.header).0)),
+    ("ack", Get::U64(|r| header_fields(&r.pkt.header).1)),
+    ("sack", Get::U32(|r| header_fields(&r.pkt.header).2)),
+    ("wnd", Get::U32(|r| header_fields(&r.pkt.header).3)),
+    ("ctrl_kind", Get::U32(|r| header_fields(&r.pkt.header).4)),
+    ("ctrl_a", Get::U64(|r| header_fields(&r.pkt.header).5)),
+    ("ctrl_b", Get::U32(|r| header_fields(&r.pkt.header).6)),
+];
+
+/// Columns that are never null.
+const NOT_NULL: &[&str] = &[
+    "time_ps",
+    "event",
+    "node",
+    "flow",
+    "kind",
+    "src",
+    "dst",
+    "size_bytes",
+    "payload_bytes",
+    "prio",
+    "class",
+    "hops",
+    "sent_ps",
+    "header",
+];
+
+fn kind_name(k: PacketKind) -> &'static str {
+    match k {
+        PacketKind::Data => "data",
+        PacketKind::Control => "control",
+    }
+}
+
+/// The header's fields by column: seq, ack, sack, wnd, ctrl kind, ctrl a,
+/// ctrl b (each set only in the layout that has it).
+#[allow(clippy::type_complexity)]
+fn header_fields(
+    h: &Header,
+) -> (
+    Option<u64>,
+    Option<u64>,
+    Option<u32>,
+    Option<u32>,
+    Option<u32>,
+    Option<u64>,
+    Option<u32>,
+) {
+    match *h {
+        Header::TcpData { seq } => (Some(seq), None, None, None, None, None, None),
+        Header::TcpAck { ack, sack, wnd } => (
+            None,
+            Some(ack),
+            Some(sack),
+            Some(wnd as u32),
+            None,
+            None,
+            None,
+        ),
+        Header::Ctrl { kind, a, b } => {
+            (None, None, None, None, Some(kind as u32), Some(a), Some(b))
+        }
+    }
+}
+
 /// The trace's rows as an Arrow record batch.
 pub fn packets_batch(rows: &[TraceRow]) -> Result<RecordBatch> {
     let n = rows.len();
-    let u64s = || UInt64Builder::with_capacity(n);
-    let u32s = || UInt32Builder::with_capacity(n);
-    let dict = StringDictionaryBuilder::<Int32Type>::new;
-    let bools = || BooleanBuilder::with_capacity(n);
-    let (mut time, mut sent, mut queue) = (u64s(), u64s(), u64s());
-    let (mut event, mut kind, mut reason, mut header) = (dict(), dict(), dict(), dict());
-    let (mut node, mut port, mut peer) = (u32s(), u32s(), u32s());
-    let (mut flow, mut src, mut dst) = (u32s(), u32s(), u32s());
-    let (mut size, mut payload, mut prio, mut class, mut hops) =
-        (u32s(), u32s(), u32s(), u32s(), u32s());
-    let (mut ect, mut ce, mut ece, mut cwr, mut retx, mut notice, mut trimmed) = (
-        bools(),
-        bools(),
-        bools(),
-        bools(),
-        bools(),
-        bools(),
-        bools(),
-    );
-    let (mut seq, mut ack, mut ctrl_a) = (u64s(), u64s(), u64s());
-    let (mut sack, mut wnd, mut ctrl_kind, mut ctrl_b) = (u32s(), u32s(), u32s(), u32s());
-    for r in rows {
-        let p = &r.pkt;
-        time.append_value(r.time.ps());
-        event.append_value(r.event.name());
-        node.append_value(r.node.0);
-        port.append_option(r.port.map(|p| p.0));
-        peer.append_option(r.peer.map(|p| p.0));
-        flow.append_value(p.flow.0);
-        kind.append_value(match p.kind {
-            PacketKind::Data => "data",
-            PacketKind::Control => "control",
-        });
-        src.append_value(p.src.0);
-        dst.append_value(p.dst.0);
-        size.append_value(p.size);
-        payload.append_value(p.payload);
-        prio.append_value(p.prio);
-        class.append_value(p.class as u32);
-        hops.append_value(p.hops as u32);
-        for (col, f) in [
-            (&mut ect, flags::ECT),
-            (&mut ce, flags::CE),
-            (&mut ece, flags::ECE),
-            (&mut cwr, flags::CWR),
-            (&mut retx, flags::RETX),
-            (&mut notice, flags::NOTICE),
-            (&mut trimmed, flags::TRIMMED),
-        ] {
-            col.append_value(p.has(f));
-        }
-        sent.append_value(p.sent_at.ps());
-        queue.append_option(r.queue_bytes);
-        match r.reason {
-            Some(x) => reason.append_value(x.name()),
-            None => reason.append_null(),
-        }
-        header.append_value(header_name(&p.header));
-        let (s, a, sk, w, ck, ca, cb) = match p.header {
-            Header::TcpData { seq } => (Some(seq), None, None, None, None, None, None),
-            Header::TcpAck { ack, sack, wnd } => (
-                None,
-                Some(ack),
-                Some(sack),
-                Some(wnd as u32),
-                None,
-                None,
-                None,
-            ),
-            Header::Ctrl { kind, a, b } => {
-                (None, None, None, None, Some(kind as u32), Some(a), Some(b))
+    let text = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    let mut fields = Vec::with_capacity(COLUMNS.len());
+    let mut cols: Vec<ArrayRef> = Vec::with_capacity(COLUMNS.len());
+    for (name, get) in COLUMNS {
+        let (ty, col): (DataType, ArrayRef) = match get {
+            Get::U64(f) => {
+                let mut b = UInt64Builder::with_capacity(n);
+                rows.iter().for_each(|r| b.append_option(f(r)));
+                (DataType::UInt64, Arc::new(b.finish()))
+            }
+            Get::U32(f) => {
+                let mut b = UInt32Builder::with_capacity(n);
+                rows.iter().for_each(|r| b.append_option(f(r)));
+                (DataType::UInt32, Arc::new(b.finish()))
+            }
+            Get::Flag(flag) => {
+                let mut b = BooleanBuilder::with_capacity(n);
+                rows.iter().for_each(|r| b.append_value(r.pkt.has(*flag)));
+                (DataType::Boolean, Arc::new(b.finish()))
+            }
+            Get::Text(f) => {
+                let mut b = StringDictionaryBuilder::<Int32Type>::new();
+                rows.iter().for_each(|r| b.append_option(f(r)));
+                (text(), Arc::new(b.finish()))
             }
         };
-        seq.append_option(s);
-        ack.append_option(a);
-        sack.append_option(sk);
-        wnd.append_option(w);
-        ctrl_kind.append_option(ck);
-        ctrl_a.append_option(ca);
-        ctrl_b.append_option(cb);
+        let nullable = !NOT_NULL.contains(name) && !matches!(get, Get::Flag(_));
+        fields.push(Field::new(*name, ty, nullable));
+        cols.push(col);
     }
-    let text = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-    let columns: Vec<(&str, DataType, bool, ArrayRef)> = vec![
-        ("time_ps", DataType::UInt64, false, Arc::new(time.finish())),
-        ("event", text(), false, Arc::new(event.finish())),
-        ("node", DataType::UInt32, false, Arc::new(node.finish())),
-        ("port", DataType::UInt32, true, Arc::new(port.finish())),
-        ("peer", DataType::UInt32, true, Arc::new(peer.finish())),
-        ("flow", DataType::UInt32, false, Arc::new(flow.finish())),
-        ("kind", text(), false, Arc::new(kind.finish())),
-        ("src", DataType::UInt32, false, Arc::new(src.finish())),
-        ("dst", DataType::UInt32, false, Arc::new(dst.finish())),
-        (
-            "size_bytes",
-            DataType::UInt32,
-            false,
-            Arc::new(size.finish()),
-        ),
-        (
-            "payload_bytes",
-            DataType::UInt32,
-            false,
-            Arc::new(payload.finish()),
-        ),
-        ("prio", DataType::UInt32, false, Arc::new(prio.finish())),
-        ("class", DataType::UInt32, false, Arc::new(class.finish())),
-        ("hops", DataType::UInt32, false, Arc::new(hops.finish())),
-        ("ect", DataType::Boolean, false, Arc::new(ect.finish())),
-        ("ce", DataType::Boolean, false, Arc::new(ce.finish())),
-        ("ece", DataType::Boolean, false, Arc::new(ece.finish())),
-        ("cwr", DataType::Boolean, false, Arc::new(cwr.finish())),
-        ("retx", DataType::Boolean, false, Arc::new(retx.finish())),
-        (
-            "notice",
-            DataType::Boolean,
-            false,
-            Arc::new(notice.finish()),
-        ),
-        (
-            "trimmed",
-            DataType::Boolean,
-            false,
-            Arc::new(trimmed.finish()),
-        ),
-        ("sent_ps", DataType::UInt64, false, Arc::new(sent.finish())),
-        (
-            "queue_bytes",
-            DataType::UInt64,
-            true,
-            Arc::new(queue.finish()),
-        ),
-        ("reason", text(), true, Arc::new(reason.finish())),
-        ("header", text(), false, Arc::new(header.finish())),
-        ("seq", DataType::UInt64, true, Arc::new(seq.finish())),
-        ("ack", DataType::UInt64, true, Arc::new(ack.finish())),
-        ("sack", DataType::UInt32, true, Arc::new(sack.finish())),
-        ("wnd", DataType::UInt32, true, Arc::new(wnd.finish())),
-        (
-            "ctrl_kind",
-            DataType::UInt32,
-            true,
-            Arc::new(ctrl_kind.finish()),
-        ),
-        ("ctrl_a", DataType::UInt64, true, Arc::new(ctrl_a.finish())),
-        ("ctrl_b", DataType::UInt32, true, Arc::new(ctrl_b.finish())),
-    ];
-    let (fields, cols): (Vec<Field>, Vec<ArrayRef>) = columns
-        .into_iter()
-        .map(|(name, ty, nullable, col)| (Field::new(name, ty, nullable), col))
-        .unzip();
     RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(io)
 }
 
@@ -197,135 +180,185 @@ pub fn read_packets(path: &Path) -> Result<Vec<TraceRow>> {
     let mut out = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| bad(e.to_string()))?;
-        append(&batch, &mut out).map_err(bad)?;
+        let table = Table::of(&batch).map_err(&bad)?;
+        for i in 0..batch.num_rows() {
+            out.push(table.row(i).map_err(&bad)?);
+        }
     }
     Ok(out)
 }
 
-/// The rows of one record batch.
-fn append(b: &RecordBatch, out: &mut Vec<TraceRow>) -> std::result::Result<(), String> {
-    let col = |name: &str| b.column_by_name(name).ok_or(format!("no column `{name}`"));
-    let u32s = |name: &str| {
-        col(name)?
-            .as_primitive_opt::<UInt32Type>()
-            .ok_or(format!("column `{name}` is not u32"))
-    };
-    let u64s = |name: &str| {
-        col(name)?
-            .as_primitive_opt::<UInt64Type>()
-            .ok_or(format!("column `{name}` is not u64"))
-    };
-    let bools = |name: &str| {
-        col(name)?
-            .as_boolean_opt()
-            .ok_or(format!("column `{name}` is not boolean"))
-    };
-    let text = |name: &str| -> std::result::Result<Vec<Option<String>>, String> {
-        let d = col(name)?
-            .as_dictionary_opt::<Int32Type>()
-            .ok_or(format!("column `{name}` is not a dictionary"))?;
-        let values = d
-            .values()
-            .as_string_opt::<i32>()
-            .ok_or(format!("column `{name}` has no string values"))?;
-        Ok((0..b.num_rows())
-            .map(|i| {
-                d.keys()
-                    .is_valid(i)
-                    .then(|| values.value(d.keys().value(i) as usize).to_string())
-            })
-            .collect())
-    };
-    let (time, sent, queue) = (u64s("time_ps")?, u64s("sent_ps")?, u64s("queue_bytes")?);
-    let (event, kind, reason, header) = (
-        text("event")?,
-        text("kind")?,
-        text("reason")?,
-        text("header")?,
-    );
-    let (node, port, peer, flow) = (u32s("node")?, u32s("port")?, u32s("peer")?, u32s("flow")?);
-    let (src, dst, size, payload) = (
-        u32s("src")?,
-        u32s("dst")?,
-        u32s("size_bytes")?,
-        u32s("payload_bytes")?,
-    );
-    let (prio, class, hops) = (u32s("prio")?, u32s("class")?, u32s("hops")?);
-    let (seq, ack, ctrl_a) = (u64s("seq")?, u64s("ack")?, u64s("ctrl_a")?);
-    let (sack, wnd, ctrl_kind, ctrl_b) = (
-        u32s("sack")?,
-        u32s("wnd")?,
-        u32s("ctrl_kind")?,
-        u32s("ctrl_b")?,
-    );
-    let flag_cols = [
-        (bools("ect")?, flags::ECT),
-        (bools("ce")?, flags::CE),
-        (bools("ece")?, flags::ECE),
-        (bools("cwr")?, flags::CWR),
-        (bools("retx")?, flags::RETX),
-        (bools("notice")?, flags::NOTICE),
-        (bools("trimmed")?, flags::TRIMMED),
-    ];
-    let opt32 = |a: &arrow_array::UInt32Array, i: usize| a.is_valid(i).then(|| a.value(i));
-    let opt64 = |a: &arrow_array::UInt64Array, i: usize| a.is_valid(i).then(|| a.value(i));
-    for i in 0..b.num_rows() {
-        let name = |v: &[Option<String>]| v[i].clone().unwrap_or_default();
+/// A record batch's columns by name, to read rows from.
+struct Table<'a> {
+    batch: &'a RecordBatch,
+}
+
+impl<'a> Table<'a> {
+    /// The batch, once every column [`COLUMNS`] names is there.
+    fn of(batch: &'a RecordBatch) -> std::result::Result<Self, String> {
+        for (name, _) in COLUMNS {
+            if batch.column_by_name(name).is_none() {
+                return Err(format!("no column `{name}`"));
+            }
+        }
+        Ok(Table { batch })
+    }
+
+    fn col(&self, name: &str) -> &'a ArrayRef {
+        self.batch
+            .column_by_name(name)
+            .expect("checked by Table::of")
+    }
+
+    fn u64(&self, name: &str, i: usize) -> std::result::Result<Option<u64>, String> {
+        let a = self.col(name).as_primitive_opt::<UInt64Type>();
+        let a = a.ok_or(format!("column `{name}` is not u64"))?;
+        Ok(a.is_valid(i).then(|| a.value(i)))
+    }
+
+    fn u32(&self, name: &str, i: usize) -> std::result::Result<Option<u32>, String> {
+        let a = self.col(name).as_primitive_opt::<UInt32Type>();
+        let a = a.ok_or(format!("column `{name}` is not u32"))?;
+        Ok(a.is_valid(i).then(|| a.value(i)))
+    }
+
+    fn flag(&self, name: &str, i: usize) -> std::result::Result<bool, String> {
+        let a = self.col(name).as_boolean_opt();
+        Ok(a.ok_or(format!("column `{name}` is not boolean"))?.value(i))
+    }
+
+    fn text(&self, name: &str, i: usize) -> std::result::Result<Option<&'a str>, String> {
+        let d = self.col(name).as_dictionary_opt::<Int32Type>();
+        let d = d.ok_or(format!("column `{name}` is not a dictionary"))?;
+        let values = d.values().as_string_opt::<i32>();
+        let values = values.ok_or(format!("column `{name}` has no string values"))?;
+        Ok(d.keys()
+            .is_valid(i)
+            .then(|| values.value(d.keys().value(i) as usize)))
+    }
+
+    /// Row `i` as a trace row.
+    fn row(&self, i: usize) -> std::result::Result<TraceRow, String> {
+        let need = |v: Option<u64>, name: &str| v.ok_or(format!("row {i}: no {name}"));
+        let event = self.text("event", i)?.unwrap_or_default();
         let event = TraceEvent::ALL
             .into_iter()
-            .find(|e| e.name() == name(&event))
-            .ok_or(format!("row {i}: unknown event {:?}", name(&event)))?;
-        let kind = if name(&kind) == "data" {
-            PacketKind::Data
-        } else {
-            PacketKind::Control
+            .find(|e| e.name() == event)
+            .ok_or(format!("row {i}: unknown event {event:?}"))?;
+        let kind = match self.text("kind", i)? {
+            Some("data") => PacketKind::Data,
+            _ => PacketKind::Control,
         };
-        let header = match name(&header).as_str() {
-            "tcp_data" => Header::TcpData {
-                seq: opt64(seq, i).unwrap_or(0),
+        let u32_or_0 = |name: &str| self.u32(name, i).map(Option::unwrap_or_default);
+        let u64_or_0 = |name: &str| self.u64(name, i).map(Option::unwrap_or_default);
+        let header = match self.text("header", i)? {
+            Some("tcp_data") => Header::TcpData {
+                seq: u64_or_0("seq")?,
             },
-            "tcp_ack" => Header::TcpAck {
-                ack: opt64(ack, i).unwrap_or(0),
-                sack: opt32(sack, i).unwrap_or(0),
-                wnd: opt32(wnd, i).unwrap_or(0) as u16,
+            Some("tcp_ack") => Header::TcpAck {
+                ack: u64_or_0("ack")?,
+                sack: u32_or_0("sack")?,
+                wnd: u32_or_0("wnd")? as u16,
             },
             _ => Header::Ctrl {
-                kind: opt32(ctrl_kind, i).unwrap_or(0) as u8,
-                a: opt64(ctrl_a, i).unwrap_or(0),
-                b: opt32(ctrl_b, i).unwrap_or(0),
+                kind: u32_or_0("ctrl_kind")? as u8,
+                a: u64_or_0("ctrl_a")?,
+                b: u32_or_0("ctrl_b")?,
             },
         };
+        let (flow, src, dst) = (u32_or_0("flow")?, u32_or_0("src")?, u32_or_0("dst")?);
         let mut pkt = Packet::new(
-            FlowId(flow.value(i)),
-            NodeId(src.value(i)),
-            NodeId(dst.value(i)),
-            size.value(i),
+            FlowId(flow),
+            NodeId(src),
+            NodeId(dst),
+            u32_or_0("size_bytes")?,
             kind,
             header,
         );
-        pkt.payload = payload.value(i);
-        pkt.prio = prio.value(i);
-        pkt.class = class.value(i) as u8;
-        pkt.hops = hops.value(i) as u8;
-        pkt.sent_at = Time(sent.value(i));
-        for (c, f) in &flag_cols {
-            if c.value(i) {
-                pkt.flags |= f;
+        pkt.payload = u32_or_0("payload_bytes")?;
+        pkt.prio = u32_or_0("prio")?;
+        pkt.class = u32_or_0("class")? as u8;
+        pkt.hops = u32_or_0("hops")? as u8;
+        pkt.sent_at = Time(u64_or_0("sent_ps")?);
+        for (name, get) in COLUMNS {
+            if let Get::Flag(f) = get {
+                if self.flag(name, i)? {
+                    pkt.flags |= f;
+                }
             }
         }
-        out.push(TraceRow {
-            time: Time(time.value(i)),
-            node: NodeId(node.value(i)),
+        let reason = self.text("reason", i)?;
+        Ok(TraceRow {
+            time: Time(need(self.u64("time_ps", i)?, "time")?),
+            node: NodeId(u32_or_0("node")?),
             seq: 0,
             event,
-            port: opt32(port, i).map(PortId),
-            peer: opt32(peer, i).map(NodeId),
-            queue_bytes: opt64(queue, i),
+            port: self.u32("port", i)?.map(PortId),
+            peer: self.u32("peer", i)?.map(NodeId),
+            queue_bytes: self.u64("queue_bytes", i)?,
             reason: DropReason::ALL
                 .into_iter()
-                .find(|r| reason[i].as_deref() == Some(r.name())),
+                .find(|r| reason == Some(r.name())),
             pkt,
-        });
+        })
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_read_back_as_they_were_written() {
+        let mut pkt = Packet::new(
+            FlowId(4),
+            NodeId(1),
+            NodeId(2),
+            1500,
+            PacketKind::Data,
+            Header::TcpData { seq: 2920 },
+        );
+        pkt.flags = flags::ECT | flags::RETX;
+        pkt.payload = 1460;
+        let data = TraceRow {
+            time: Time(5),
+            node: NodeId(3),
+            seq: 0,
+            event: TraceEvent::Drop,
+            port: Some(PortId(7)),
+            peer: Some(NodeId(2)),
+            queue_bytes: None,
+            reason: Some(DropReason::BufferFull),
+            pkt,
+        };
+        let mut ack = data;
+        ack.event = TraceEvent::Deliver;
+        ack.reason = None;
+        ack.queue_bytes = Some(9);
+        ack.pkt.kind = PacketKind::Control;
+        ack.pkt.header = Header::TcpAck {
+            ack: 9,
+            sack: 3,
+            wnd: 40,
+        };
+        let ctrl = TraceRow {
+            pkt: Packet {
+                header: Header::Ctrl {
+                    kind: 2,
+                    a: 1 << 40,
+                    b: 6,
+                },
+                ..ack.pkt
+            },
+            port: None,
+            peer: None,
+            ..ack
+        };
+        let rows = [data, ack, ctrl];
+        let batch = packets_batch(&rows).unwrap();
+        let table = Table::of(&batch).unwrap();
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(table.row(i).unwrap(), *r);
+        }
+    }
 }

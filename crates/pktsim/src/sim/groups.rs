@@ -242,15 +242,7 @@ impl<T: Transport> Simulation<T> {
                 std::mem::swap(&mut events, &mut self.events);
                 std::mem::take(&mut self.progress)
             } else {
-                if sampling.is_some() {
-                    events.schedule(Time::ZERO, Self::SAMPLE_TIE, Event::Sample);
-                }
-                if let Some(iv) = link_sampling {
-                    events.schedule(Time::ZERO + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
-                }
-                if self.series.as_ref().and_then(|s| s.interval()).is_some() {
-                    events.schedule(Time::ZERO, Self::SERIES_SAMPLE_TIE, Event::SeriesSample);
-                }
+                Self::schedule_first_samples(&self.limits, self.series.as_ref(), &mut events);
                 vec![FlowProgress::default(); n_flows]
             };
             let starts = flows
@@ -280,48 +272,19 @@ impl<T: Transport> Simulation<T> {
             });
         }
         let mut windows = Windows::new(groups, lookahead, threads);
-        let cancel = self.limits.cancel.clone();
-        let (event_limit, no_progress) = (self.limits.event_limit, self.limits.no_progress_limit);
-        let mut last = (0u64, 0u64); // (events at the last window end, most events in a window)
-        let (mut finished_before, mut burst) = (0usize, 0usize);
-        let mut reported = 0u64;
-        let mut stopped = None;
-        let end = windows.run(limit, |we: &WindowEnd| {
-            let window = we.events - last.0;
-            last = (we.events, last.1.max(window));
-            let finished = totals.finished.load(Ordering::Relaxed);
-            burst = burst.max(finished - finished_before);
-            finished_before = finished;
-            if we.events >> 16 > reported {
-                reported = we.events >> 16;
-                if let Some(cb) = report.as_mut() {
-                    cb(&Progress {
-                        now: we.next.unwrap_or(Time::ZERO),
-                        flows_done: finished,
-                        flows_total: n_flows,
-                        events: we.events,
-                    });
-                }
-            }
-            if cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
-                stopped = Some(super::StopReason::Cancelled);
-                return false;
-            }
-            // The serial loop counts the last events exactly: leave it a
-            // margin of the largest windows seen.
-            let near_event_limit =
-                event_limit.is_some_and(|l| we.events.saturating_add(4 * last.1 + 1024) >= l);
-            // A window that could reach past the no-progress deadline is
-            // left to the serial loop, which stops exactly there.
-            let past_deadline = match (no_progress, we.next) {
-                (Some(d), Some(next)) => {
-                    let lp = totals.last_progress.load(Ordering::Relaxed);
-                    next.0.saturating_add(lookahead.ps()) > lp.saturating_add(d.ps())
-                }
-                _ => false,
-            };
-            n_flows - finished > endgame_flows(burst) && !near_event_limit && !past_deadline
-        });
+        let mut watch = Watch {
+            n_flows,
+            lookahead,
+            limits: &self.limits,
+            totals: &totals,
+            last: (0, 0),
+            finished_before: 0,
+            burst: 0,
+            reported: 0,
+            stopped: None,
+        };
+        let end = windows.run(limit, |we: &WindowEnd| watch.go_on(we, report));
+        let stopped = watch.stopped;
         let parts: Vec<Part> = windows
             .into_pieces()
             .into_iter()
@@ -337,6 +300,24 @@ impl<T: Transport> Simulation<T> {
             .collect();
         self.gather(parts, &group_of, copies, end.events);
         stopped
+    }
+
+    /// The first sample events of a group other than the first (whose
+    /// queue is the simulation's own, which holds them already).
+    fn schedule_first_samples(
+        limits: &super::RunLimits,
+        series: Option<&FlowSeries>,
+        events: &mut EventQueue<Event>,
+    ) {
+        if limits.queue_sample_interval.is_some_and(|iv| iv.ps() > 0) {
+            events.schedule(Time::ZERO, Self::SAMPLE_TIE, Event::Sample);
+        }
+        if let Some(iv) = limits.link_sample_interval.filter(|iv| iv.ps() > 0) {
+            events.schedule(Time::ZERO + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
+        }
+        if series.and_then(|s| s.interval()).is_some() {
+            events.schedule(Time::ZERO, Self::SERIES_SAMPLE_TIE, Event::SeriesSample);
+        }
     }
 
     /// Gather the groups back into this simulation: state of each node from
@@ -412,6 +393,71 @@ impl<T: Transport> Simulation<T> {
             }
             same
         });
+    }
+}
+
+/// What the coordinator watches between windows: whether to run another
+/// or leave the rest to the serial loop.
+struct Watch<'a> {
+    n_flows: usize,
+    lookahead: Duration,
+    limits: &'a super::RunLimits,
+    totals: &'a Totals,
+    /// (events at the last window's end, most events in one window).
+    last: (u64, u64),
+    finished_before: usize,
+    /// Most flows finished in one window.
+    burst: usize,
+    /// Progress reports made, in units of 65,536 events.
+    reported: u64,
+    /// Why the run stops, if it stops here.
+    stopped: Option<super::StopReason>,
+}
+
+impl Watch<'_> {
+    /// Whether to run another window after `we`; reports progress.
+    fn go_on(&mut self, we: &WindowEnd, report: &mut Option<&mut dyn FnMut(&Progress)>) -> bool {
+        let window = we.events - self.last.0;
+        self.last = (we.events, self.last.1.max(window));
+        let finished = self.totals.finished.load(Ordering::Relaxed);
+        self.burst = self.burst.max(finished - self.finished_before);
+        self.finished_before = finished;
+        if we.events >> 16 > self.reported {
+            self.reported = we.events >> 16;
+            if let Some(cb) = report.as_mut() {
+                cb(&Progress {
+                    now: we.next.unwrap_or(Time::ZERO),
+                    flows_done: finished,
+                    flows_total: self.n_flows,
+                    events: we.events,
+                });
+            }
+        }
+        if self
+            .limits
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            self.stopped = Some(super::StopReason::Cancelled);
+            return false;
+        }
+        // The serial loop counts the last events exactly: leave it a
+        // margin of the largest windows seen.
+        let near_event_limit = self
+            .limits
+            .event_limit
+            .is_some_and(|l| we.events.saturating_add(4 * self.last.1 + 1024) >= l);
+        // A window that could reach past the no-progress deadline is left
+        // to the serial loop, which stops exactly there.
+        let past_deadline = match (self.limits.no_progress_limit, we.next) {
+            (Some(d), Some(next)) => {
+                let lp = self.totals.last_progress.load(Ordering::Relaxed);
+                next.0.saturating_add(self.lookahead.ps()) > lp.saturating_add(d.ps())
+            }
+            _ => false,
+        };
+        self.n_flows - finished > endgame_flows(self.burst) && !near_event_limit && !past_deadline
     }
 }
 

@@ -278,32 +278,8 @@ impl<T: Transport> Simulation<T> {
                 .get(self.next_flow)
                 .map_or(Time::MAX, |f| f.start);
             let t = next_ev.min(next_start);
-            if t == Time::MAX {
-                // Nothing pending yet flows unfinished: a transport gave up.
-                break StopReason::Stalled;
-            }
-            if t > time_limit {
-                self.events.advance_to(time_limit.max(self.events.now()));
-                break StopReason::TimeLimit;
-            }
-            if t > CLOCK_END {
-                // The clock's range (106 days) is enforced here as well as
-                // on the config's times: nothing runs where time saturates.
-                break StopReason::ClockRange;
-            }
-            if self.next_flow == self.completion.finished {
-                // Nothing that started is unfinished: idle time is not a
-                // lack of progress.
-                self.completion.last_progress = self.events.now();
-            } else if t > self.progress_deadline() {
-                break StopReason::NoProgress;
-            }
-            if t > pause {
-                self.events.advance_to(pause.max(self.events.now()));
-                break StopReason::Paused;
-            }
-            if self.n_events >= event_limit {
-                break StopReason::EventLimit;
+            if let Some(reason) = self.stop_before(t, time_limit, pause, event_limit) {
+                break reason;
             }
             // Flow starts go before events at the same instant.
             if next_start <= next_ev {
@@ -354,6 +330,43 @@ impl<T: Transport> Simulation<T> {
         self.wall += started.elapsed();
         self.net.touch_all(self.events.now());
         reason
+    }
+
+    /// Why the run stops before running anything at `t`, the earliest
+    /// pending event or flow start (`Time::MAX`: none), if it does. Idle
+    /// time with no started flow unfinished moves the progress deadline.
+    fn stop_before(
+        &mut self,
+        t: Time,
+        time_limit: Time,
+        pause: Time,
+        event_limit: u64,
+    ) -> Option<StopReason> {
+        if t == Time::MAX {
+            // Nothing pending yet flows unfinished: a transport gave up.
+            return Some(StopReason::Stalled);
+        }
+        if t > time_limit {
+            self.events.advance_to(time_limit.max(self.events.now()));
+            return Some(StopReason::TimeLimit);
+        }
+        if t > CLOCK_END {
+            // The clock's range (106 days) is enforced here as well as
+            // on the config's times: nothing runs where time saturates.
+            return Some(StopReason::ClockRange);
+        }
+        if self.next_flow == self.completion.finished {
+            // Nothing that started is unfinished: idle time is not a
+            // lack of progress.
+            self.completion.last_progress = self.events.now();
+        } else if t > self.progress_deadline() {
+            return Some(StopReason::NoProgress);
+        }
+        if t > pause {
+            self.events.advance_to(pause.max(self.events.now()));
+            return Some(StopReason::Paused);
+        }
+        (self.n_events >= event_limit).then_some(StopReason::EventLimit)
     }
 
     /// The time after which the run has made no progress for
@@ -619,7 +632,7 @@ impl<T: Transport> Stage<'_, T> {
 
     /// Call into the transport with a context at time `now`, acting for
     /// `host` (the timers it sets belong to that host).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn with_ctx(&mut self, now: Time, host: NodeId, f: impl FnOnce(&mut T, &mut Ctx)) {
         let mut ctx = Ctx::new(
             now,

@@ -2,6 +2,7 @@
 //! the egress policy, the switch-stage plug-in and the refusal hook.
 
 use super::*;
+use crate::net::topology::LinkSpec;
 
 impl Network {
     /// Build the network for a topology.
@@ -22,18 +23,7 @@ impl Network {
                 is_host: i < n_hosts,
             })
             .collect();
-        let mut pools = Vec::new();
-        let mut pool_of = vec![None; n];
-        if let Some((total, alpha)) = params.shared_buffer {
-            for p in pool_of.iter_mut().skip(n_hosts) {
-                *p = Some(pools.len() as u32);
-                pools.push(SharedBuffer {
-                    total,
-                    used: 0,
-                    alpha,
-                });
-            }
-        }
+        let (pools, pool_of) = shared_buffers(&params, n, n_hosts);
         let plugin = crate::net::switch::plugin::from_params(&params);
         let mut ports = Vec::with_capacity(topo.links.len() * 2);
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
@@ -43,55 +33,21 @@ impl Network {
             for (from, to) in [(l.a, l.b), (l.b, l.a)] {
                 let id = PortId(ports.len() as u32);
                 let from_host = from.idx() < n_hosts;
-                let to_switch = to.idx() >= n_hosts;
                 let qcfg = if from_host {
                     &params.host_queue
                 } else {
                     &params.switch_queue
                 };
-                let default_limit = if from_host {
-                    params.host_buffer
-                } else {
-                    params.switch_buffer
-                };
-                let limit = l.buffer.unwrap_or(default_limit);
-                let queue = qcfg.build_for_link(l.rate);
-                let queue = match &plugin {
-                    Some(p) if !from_host => p.switch_queue(queue, l.rate, limit),
-                    _ => queue,
-                };
-                // Only switch ports: host NICs must report when they run dry
-                // to transports that pull (see `nic_pull`).
-                let fifo = match qcfg.eager_fifo() {
-                    Some(ecn)
-                        if !from_host
-                            && pool_of[from.idx()].is_none()
-                            && params.eager_fifo
-                            && plugin.as_ref().is_none_or(|p| p.allows_eager_fifo()) =>
-                    {
-                        Some(crate::net::eager_fifo::EagerFifo::new(ecn))
-                    }
-                    _ => None,
-                };
-                ports.push(Port {
-                    owner: from,
-                    peer: to,
-                    rate: l.rate,
-                    ps_per_byte: Port::exact_ps_per_byte(l.rate),
-                    delay: l.delay,
-                    header_time: l.rate.tx_time(params.header_bytes as u64),
-                    cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
-                    waits_at_peer: false,
-                    queue,
-                    fifo,
-                    limit,
-                    pool: pool_of[from.idx()],
-                    busy_until: Time::ZERO,
-                    tx_pending: false,
-                    remote: false,
-                    stats: PortStats::default(),
-                });
-                inboxes.push(LinkInbox::new(to, ports[id.idx()].cut_through));
+                let port = port_of(
+                    l,
+                    (from, to),
+                    n_hosts,
+                    &params,
+                    plugin.as_deref(),
+                    pool_of[from.idx()],
+                );
+                inboxes.push(LinkInbox::new(to, port.cut_through));
+                ports.push(port);
                 priority_rate.push(if qcfg.schedules_by_priority() {
                     l.rate.bps()
                 } else {
@@ -101,21 +57,7 @@ impl Network {
                 adj[from.idx()].push((id, to));
             }
         }
-        for (i, node) in nodes.iter().enumerate().take(n_hosts) {
-            if node.ports.len() != 1 {
-                return Err(Error::Topology(format!(
-                    "host {} has {} links; every host needs exactly one",
-                    node.name,
-                    node.ports.len()
-                )));
-            }
-            if adj[i][0].1.idx() < n_hosts {
-                return Err(Error::Topology(format!(
-                    "host {} links directly to another host; connect hosts through switches",
-                    node.name
-                )));
-            }
-        }
+        check_hosts(&nodes, &adj, n_hosts)?;
         for p in &mut ports {
             let rate = p.rate.bps();
             p.waits_at_peer = p.cut_through
@@ -158,4 +100,103 @@ impl Network {
             trace,
         })
     }
+}
+
+/// One shared buffer per switch when the parameters ask for them, and each
+/// node's pool (`None` for hosts, or without shared buffers).
+fn shared_buffers(
+    params: &NetworkParams,
+    n: usize,
+    n_hosts: usize,
+) -> (Vec<SharedBuffer>, Vec<Option<u32>>) {
+    let mut pools = Vec::new();
+    let mut pool_of = vec![None; n];
+    if let Some((total, alpha)) = params.shared_buffer {
+        for p in pool_of.iter_mut().skip(n_hosts) {
+            *p = Some(pools.len() as u32);
+            pools.push(SharedBuffer {
+                total,
+                used: 0,
+                alpha,
+            });
+        }
+    }
+    (pools, pool_of)
+}
+
+/// The port that sends on link `l` from `from` to `to`: its queue (the
+/// switch-stage plug-in's, for a switch port, when there is one), its eager
+/// FIFO where it may have one, its limit and its link's parameters.
+fn port_of(
+    l: &LinkSpec,
+    (from, to): (NodeId, NodeId),
+    n_hosts: usize,
+    params: &NetworkParams,
+    plugin: Option<&dyn SwitchPlugin>,
+    pool: Option<u32>,
+) -> Port {
+    let from_host = from.idx() < n_hosts;
+    let to_switch = to.idx() >= n_hosts;
+    let (qcfg, default_limit) = if from_host {
+        (&params.host_queue, params.host_buffer)
+    } else {
+        (&params.switch_queue, params.switch_buffer)
+    };
+    let limit = l.buffer.unwrap_or(default_limit);
+    let queue = qcfg.build_for_link(l.rate);
+    let queue = match plugin {
+        Some(p) if !from_host => p.switch_queue(queue, l.rate, limit),
+        _ => queue,
+    };
+    // Only switch ports: host NICs must report when they run dry to
+    // transports that pull (see `nic_pull`).
+    let fifo = match qcfg.eager_fifo() {
+        Some(ecn)
+            if !from_host
+                && pool.is_none()
+                && params.eager_fifo
+                && plugin.is_none_or(|p| p.allows_eager_fifo()) =>
+        {
+            Some(crate::net::eager_fifo::EagerFifo::new(ecn))
+        }
+        _ => None,
+    };
+    Port {
+        owner: from,
+        peer: to,
+        rate: l.rate,
+        ps_per_byte: Port::exact_ps_per_byte(l.rate),
+        delay: l.delay,
+        header_time: l.rate.tx_time(params.header_bytes as u64),
+        cut_through: params.forwarding == Forwarding::CutThrough && to_switch,
+        waits_at_peer: false,
+        queue,
+        fifo,
+        limit,
+        pool,
+        busy_until: Time::ZERO,
+        tx_pending: false,
+        remote: false,
+        stats: PortStats::default(),
+    }
+}
+
+/// Every host has exactly one link, to a switch.
+fn check_hosts(nodes: &[Node], adj: &[Vec<(PortId, NodeId)>], n_hosts: usize) -> Result<()> {
+    for (i, node) in nodes.iter().enumerate().take(n_hosts) {
+        if node.ports.len() != 1 {
+            return Err(Error::Topology(format!(
+                "host {} has {} links; every host needs exactly one",
+                node.name,
+                node.ports.len()
+            )));
+        }
+        if adj[i][0].1.idx() < n_hosts {
+            return Err(Error::Topology(format!(
+                "host {} links directly to another host; connect hosts through switches",
+                node.name
+            )));
+        }
+    }
+    Ok(())
 }
