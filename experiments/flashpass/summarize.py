@@ -1,7 +1,12 @@
 """Tables of the FlashPass runs beside the paper's numbers:
 ``python3 summarize.py results/flashpass``. Static: goodput and data loss;
 dynamic: average and p99 FCT of small (< 10 MB) flows, average FCT of
-large flows and of all flows, in ms, with the paper's Figs. 11/12."""
+large flows and of all flows, in ms, with the paper's Figs. 11/12.
+
+``python3 summarize.py --pacing results/flashpass-pacing``: Cubic unpaced
+against paced on the static cases, one row per case and draw of access
+delays (``run_pacing.sh``'s folders ``draw<K>/<config>/``), then the mean
+over the draws."""
 
 import json
 import sys
@@ -25,6 +30,74 @@ PAPER = {
         "flashpass_star": (562, 907, 3953, 3495),
     },
 }
+
+
+# Fig. 10 Cubic goodput (Gbit/s) and data loss (%) of the paper (spec §3.1).
+PAPER_CUBIC = {"n20_equal": (5.86, 1.9), "n20": (6.4, 1.7), "n200": (7.5, 1.1)}
+CASES = {
+    "n20_equal": "(c) N = 20, 10 ms each",
+    "n20": "(a) N = 20, U(0, 20 ms)",
+    "n200": "(b) N = 200, U(0, 20 ms)",
+}
+
+
+def static_figures(s):
+    """Goodput (Gbit/s), data loss (% of data packets sent), timeouts and
+    fast recoveries of one static run's summary."""
+    sent = s["conservation"]["sent"]["data"]
+    lost = sum(s["drops"]["data"].values())
+    c = s.get("protocol_counters", {})
+    return (
+        s["throughput"]["goodput_gbps"],
+        100 * lost / max(sent, 1),
+        c.get("timeouts", 0),
+        c.get("fast_recoveries", 0),
+    )
+
+
+def pacing(out: Path) -> None:
+    """Print the unpaced-against-paced Cubic table of ``run_pacing.sh``."""
+    print("| case | draw | unpaced: goodput, loss, timeouts, fast recoveries | paced | paper |")
+    print("|---|---|---|---|---|")
+    fmt = "{:.2f} Gbit/s, {:.3f} %, {}, {}"
+    for case, label in CASES.items():
+        rows = []
+        for d in sorted(out.glob("draw*")):
+            pair = [d / f"static_{case}_{v}" / "summary.json" for v in ("cubic", "cubic_paced")]
+            if not all(p.is_file() for p in pair):
+                continue
+            a, b = (static_figures(json.loads(p.read_text())) for p in pair)
+            rows.append((a, b))
+            print(
+                f"| {label} | {d.name.removeprefix('draw')} | {fmt.format(*a)} | "
+                f"{fmt.format(*b)} | {PAPER_CUBIC[case][0]}, {PAPER_CUBIC[case][1]} % |"
+            )
+        if len(rows) > 1:
+            mean = [sum(r[i][0] for r in rows) / len(rows) for i in (0, 1)]
+            lo = [min(r[i][0] for r in rows) for i in (0, 1)]
+            hi = [max(r[i][0] for r in rows) for i in (0, 1)]
+            print(
+                f"| {label} | mean of {len(rows)} | {mean[0]:.2f} ({lo[0]:.2f}–{hi[0]:.2f}) "
+                f"| {mean[1]:.2f} ({lo[1]:.2f}–{hi[1]:.2f}) | {PAPER_CUBIC[case][0]} |"
+            )
+    print()
+    print("| case | protocol | draws | goodput mean (min–max) | data loss mean | timeouts mean |")
+    print("|---|---|---|---|---|---|")
+    for case, label in CASES.items():
+        for v in ("cubic", "cubic_paced", "expresspass", "flashpass"):
+            runs = [
+                static_figures(json.loads(p.read_text()))
+                for p in sorted(out.glob(f"draw*/static_{case}_{v}/summary.json"))
+            ]
+            if not runs:
+                continue
+            g = [r[0] for r in runs]
+            spread = f"{sum(g) / len(g):.2f} ({min(g):.2f}–{max(g):.2f})"
+            print(
+                f"| {label} | {v} | {len(runs)} | {spread} "
+                f"| {sum(r[1] for r in runs) / len(runs):.3f} % "
+                f"| {sum(r[2] for r in runs) / len(runs):.1f} |"
+            )
 
 
 def ms(us):
@@ -71,4 +144,7 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "results/flashpass"))
+    if sys.argv[1:2] == ["--pacing"]:
+        pacing(Path(sys.argv[2] if len(sys.argv) > 2 else "results/flashpass-pacing"))
+    else:
+        main(Path(sys.argv[1] if len(sys.argv) > 1 else "results/flashpass"))

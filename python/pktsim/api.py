@@ -21,8 +21,8 @@ class RunResult:
     """The results directory of one run.
 
     - ``path``: the directory (``flows.parquet``, ``summary.json``,
-      ``config.toml``, maybe ``queues.parquet``, ``links.parquet`` and
-      ``packets.parquet``);
+      ``config.toml``, maybe ``queues.parquet``, ``links.parquet``,
+      ``packets.parquet`` and ``timeseries.parquet``);
     - ``flows``: one row per flow (a polars DataFrame, read on first use);
     - ``summary``: ``summary.json`` as a dict;
     - ``queues``: the queue samples, or None when none were taken;
@@ -31,6 +31,9 @@ class RunResult:
       None when the run took no link series;
     - ``packets``: the packet trace of ``[output.trace]``, one row per hop
       event of a traced packet, or None when the run traced none;
+    - ``timeseries``: the per-flow time series of ``[output.timeseries]``
+      (``time_ps``, ``flow``, ``host``, ``variable``, ``value``; the unit is
+      in the variable's name, e.g. ``cwnd_bytes``), or None;
     - ``config``: the resolved config (TOML text, every default filled in).
     """
 
@@ -68,6 +71,13 @@ class RunResult:
         import polars as pl
 
         q = self.path / "packets.parquet"
+        return pl.read_parquet(q) if q.is_file() else None
+
+    @cached_property
+    def timeseries(self) -> pl.DataFrame | None:
+        import polars as pl
+
+        q = self.path / "timeseries.parquet"
         return pl.read_parquet(q) if q.is_file() else None
 
     @cached_property

@@ -111,6 +111,19 @@ def test_pcap_writes_a_capture_of_the_trace(tmp_path: Path, small_dict: dict) ->
         pktsim.pcap(pktsim.run(small_dict, tmp_path / "none").path)
 
 
+def test_timeseries_follow_the_flows_chosen(tmp_path: Path, small_dict: dict) -> None:
+    cfg = copy.deepcopy(small_dict)
+    cfg.setdefault("output", {})["timeseries"] = {"flows": [0, 3], "interval": "20us"}
+    res = pktsim.run(cfg, tmp_path / "ts")
+    t = res.timeseries
+    assert t is not None and t.height > 0
+    assert set(t["flow"].unique().to_list()) <= {0, 3}
+    names = set(t["variable"].cast(pl.Utf8).to_list())
+    assert {"cwnd_bytes", "dctcp_alpha", "bytes_acked"} <= names
+    assert t["time_ps"].is_sorted()
+    assert pktsim.run(small_dict, tmp_path / "none").timeseries is None
+
+
 def test_bad_value_names_the_field(tmp_path: Path, small_dict: dict) -> None:
     bad = copy.deepcopy(small_dict)
     bad["workload"][0]["load"] = 1.2

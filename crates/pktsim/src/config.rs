@@ -48,6 +48,7 @@ pub mod paths;
 mod prepare;
 pub mod sanity;
 pub mod semantics;
+pub mod timeseries;
 pub mod trace;
 
 /// A whole experiment file.
@@ -276,6 +277,10 @@ pub struct OutputConfig {
     /// absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceConfig>,
+    /// Per-flow time series into `timeseries.parquet`
+    /// (`[output.timeseries]`); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<timeseries::TimeseriesConfig>,
 }
 
 /// `[output.links]`: what every port's link did, interval by interval.

@@ -35,6 +35,9 @@ pub enum Event {
     Sample,
     /// Take a link sample (`[output.links]`).
     LinkSample,
+    /// Read the followed flows' state (`[output.timeseries]` with an
+    /// interval).
+    SeriesSample,
 }
 
 impl From<NetEvent> for Event {
@@ -74,6 +77,7 @@ impl Event {
             ),
             Event::Sample => Tie::new(Self::PHASE_SAMPLE, owner.0, 0),
             Event::LinkSample => Tie::new(Self::PHASE_SAMPLE, owner.0, 1),
+            Event::SeriesSample => Tie::new(Self::PHASE_SAMPLE, owner.0, 2),
         }
     }
 }

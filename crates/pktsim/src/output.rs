@@ -1,6 +1,6 @@
 //! Writing a run's results: `flows.parquet`, `queues.parquet`,
-//! `links.parquet`, `packets.parquet`, `summary.json` and the resolved
-//! `config.toml`.
+//! `links.parquet`, `packets.parquet`, `timeseries.parquet`,
+//! `summary.json` and the resolved `config.toml`.
 //!
 //! Parquet files carry units in their column names and run metadata (pktsim
 //! version, config hash, seed, protocol) in their key-value metadata. They
@@ -13,10 +13,12 @@ mod dir;
 mod links;
 mod packets;
 pub mod pcap;
+mod timeseries;
 
 pub use dir::{OutDirLock, Staging};
 pub use links::links_batch;
 pub use packets::{header_name, packets_batch, read_packets};
+pub use timeseries::timeseries_batch;
 
 use crate::error::{Error, Result};
 use crate::metrics::summary::Summary;
@@ -315,6 +317,10 @@ pub fn write_run(
         let p = parquet_bytes(&packets_batch(rows)?, &kv)?;
         staging.write("packets.parquet", &p)?;
     }
+    if !run.timeseries.is_empty() {
+        let t = parquet_bytes(&timeseries_batch(&run.timeseries)?, &kv)?;
+        staging.write("timeseries.parquet", &t)?;
+    }
     #[derive(Serialize)]
     struct Doc<'a> {
         meta: &'a RunMeta,
@@ -387,6 +393,7 @@ pub const RUN_FILES: &[&str] = &[
     "queues.parquet",
     "links.parquet",
     "packets.parquet",
+    "timeseries.parquet",
     "summary.json",
     "config.toml",
     "report.html",
@@ -487,6 +494,7 @@ mod tests {
             queue_samples: vec![],
             link_samples: vec![],
             trace: None,
+            timeseries: vec![],
             counters: Counters::default(),
             events: 10,
             sim_time: Time(1_000_000),

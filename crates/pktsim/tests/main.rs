@@ -22,6 +22,7 @@ mod tcp_family;
 mod tcp_handshake;
 mod tcp_pacing;
 mod tcp_tap;
+mod timeseries;
 mod toy_cc;
 mod transport_contract;
 mod validation;

@@ -88,6 +88,7 @@ fn same(a: &RunOutput, b: &RunOutput, what: &str) {
     assert_eq!(a.queue_samples, b.queue_samples, "{what}: queue samples");
     assert_eq!(a.link_samples, b.link_samples, "{what}: link samples");
     assert_eq!(a.trace, b.trace, "{what}: packet trace");
+    assert_eq!(a.timeseries, b.timeseries, "{what}: time series");
     assert_eq!(a.stop_reason, b.stop_reason, "{what}: stop reason");
 }
 
@@ -138,7 +139,8 @@ fn deflection_and_fastlane_give_the_serial_run_on_any_thread_count() {
         // Link series too: deflections and notices are counted per port.
         let toml = ring(
             network,
-            "[output.links]\ninterval = \"30us\"\n[output.trace]\nmax_rows = 20000",
+            "[output.links]\ninterval = \"30us\"\n[output.trace]\nmax_rows = 20000\n\
+             [output.timeseries]\nsample = 20",
         );
         let (serial, _) = run_on(&toml, 1);
         crate::link_series::assert_links_add_up(&serial, 30_000_000);
@@ -186,12 +188,16 @@ fn zero_threads_is_an_error_naming_the_field() {
 /// SYN-ACK timers at both ends) are host state like the rest.
 #[test]
 fn paced_flows_with_the_handshake_give_the_serial_run_on_any_thread_count() {
-    let toml = ring(SHARED, "").replace(
+    // With the time series read at an interval: each group reads the
+    // flows' state at its own hosts.
+    let series = "[output.timeseries]\ninterval = \"10us\"\nsample = 30";
+    let toml = ring(SHARED, series).replace(
         "protocol = \"dctcp\"",
         "protocol = \"dctcp\"\npacing = \"fq\"\nhandshake = true",
     );
     let (serial, _) = run_on(&toml, 1);
     assert!(serial.protocol_counters["syn_sent"] >= 200);
+    assert!(serial.timeseries.len() > 1000);
     assert!(serial.protocol_counters["pacing_delays"] > 0);
     same_on_2_3_and_8_threads(&toml, &serial);
 }

@@ -65,6 +65,10 @@ impl Config {
         if let Some(t) = &self.output.trace {
             t.check_flows(workload.flows.len())?;
         }
+        let timeseries = match &self.output.timeseries {
+            Some(t) => Some(t.spec(&workload, self.seed)?),
+            None => None,
+        };
         let stops = self.stops()?;
         check_time_range(&topo, &workload, &self.workload)?;
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
@@ -90,6 +94,7 @@ impl Config {
                 queue_sample_interval: stops.sample,
                 sample_host_queues: self.output.sample_host_queues,
                 link_sample_interval: stops.link_sample,
+                timeseries,
                 no_progress_limit: Some(stops.no_progress_limit),
                 cancel: None,
             },

@@ -135,6 +135,7 @@ mod tests {
             queue_samples: vec![],
             link_samples: vec![],
             trace: None,
+            timeseries: vec![],
             counters: Counters::default(),
             events: 1,
             sim_time: Time(10_000_000),

@@ -6,6 +6,7 @@ pub mod ideal;
 pub mod queries;
 pub mod reference;
 pub mod summary;
+pub mod timeseries;
 
 use crate::packet::NodeId;
 use crate::time::{Duration, Time};
@@ -280,6 +281,9 @@ pub struct RunOutput {
     /// The packet trace's rows in order, and whether more passed its
     /// filters than it kept (`None` unless `[output.trace]` asked for it).
     pub trace: Option<(Vec<crate::net::trace::TraceRow>, bool)>,
+    /// The per-flow time series in order (empty unless
+    /// `[output.timeseries]` asked for it).
+    pub timeseries: Vec<timeseries::SeriesRow>,
     /// Network-wide packet counters.
     pub counters: Counters,
     /// Events processed.

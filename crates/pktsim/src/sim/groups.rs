@@ -24,6 +24,7 @@
 use super::{Event, Progress, SampleKind, Simulation, Stage, CLOCK_END};
 use crate::engine::windows::{Piece, WindowEnd, Windows};
 use crate::engine::EventQueue;
+use crate::metrics::timeseries::FlowSeries;
 use crate::metrics::{LinkSample, QueueSample};
 use crate::net::partition::Partition;
 use crate::net::{Crossing, Network};
@@ -247,6 +248,9 @@ impl<T: Transport> Simulation<T> {
                 if let Some(iv) = link_sampling {
                     events.schedule(Time::ZERO + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
                 }
+                if self.series.as_ref().and_then(|s| s.interval()).is_some() {
+                    events.schedule(Time::ZERO, Self::SERIES_SAMPLE_TIE, Event::SeriesSample);
+                }
                 vec![FlowProgress::default(); n_flows]
             };
             let starts = flows
@@ -271,6 +275,7 @@ impl<T: Transport> Simulation<T> {
                 switches_only: !self.limits.sample_host_queues,
                 samples: Vec::new(),
                 link_samples: Vec::new(),
+                series: self.series.clone(),
                 totals: &totals,
             });
         }
@@ -326,6 +331,7 @@ impl<T: Transport> Simulation<T> {
                 completion: g.completion,
                 samples: g.samples,
                 link_samples: g.link_samples,
+                series: g.series,
                 started: g.next_start,
             })
             .collect();
@@ -351,6 +357,7 @@ impl<T: Transport> Simulation<T> {
         self.completion = first.completion;
         self.samples = first.samples;
         self.link_samples = first.link_samples;
+        self.series = first.series;
         self.next_flow = first.started;
         self.n_events = events;
         let rest: Vec<Part> = parts.collect();
@@ -383,12 +390,15 @@ impl<T: Transport> Simulation<T> {
             // Every group samples at the same instants: one sample event
             // stays.
             while let Some((t, tie, e)) = part.events.pop() {
-                if !matches!(e, Event::Sample | Event::LinkSample) {
+                if !matches!(e, Event::Sample | Event::LinkSample | Event::SeriesSample) {
                     self.events.schedule(t, tie, e);
                 }
             }
             self.samples.append(&mut part.samples);
             self.link_samples.append(&mut part.link_samples);
+            if let (Some(mine), Some(o)) = (self.series.as_mut(), part.series.as_mut()) {
+                mine.absorb(o, &theirs);
+            }
         }
         self.net.set_remote_links(&|_| true);
         // Samples as the serial loop takes them: by time, then port.
@@ -412,6 +422,7 @@ struct Part {
     completion: Completion,
     samples: Vec<QueueSample>,
     link_samples: Vec<LinkSample>,
+    series: Option<FlowSeries>,
     started: usize,
 }
 
@@ -444,6 +455,8 @@ struct Group<'a, T> {
     switches_only: bool,
     samples: Vec<QueueSample>,
     link_samples: Vec<LinkSample>,
+    /// This group's copy of the per-flow time series (its hosts' rows).
+    series: Option<FlowSeries>,
     totals: &'a Totals,
 }
 
@@ -483,6 +496,7 @@ impl<T: Transport> Piece for Group<'_, T> {
             progress: &mut self.progress,
             completion: &mut self.completion,
             format: self.format,
+            series: self.series.as_mut(),
         };
         loop {
             let next_ev = stage.events.peek_time().unwrap_or(Time::MAX);
@@ -508,7 +522,8 @@ impl<T: Transport> Piece for Group<'_, T> {
                 break;
             };
             // Every group samples its own ports; the run counts one event.
-            n += u64::from(id == 0 || !matches!(ev, Event::Sample | Event::LinkSample));
+            let sample = matches!(ev, Event::Sample | Event::LinkSample | Event::SeriesSample);
+            n += u64::from(id == 0 || !sample);
             let ours = |node: NodeId| group_of[node.idx()] == id;
             match stage.run_event(now, tie, ev) {
                 None => {}
@@ -526,6 +541,16 @@ impl<T: Transport> Piece for Group<'_, T> {
                     if let Some(iv) = link_sampling {
                         let tie = Simulation::<T>::LINK_SAMPLE_TIE;
                         stage.events.schedule(now + iv, tie, Event::LinkSample);
+                    }
+                }
+                Some(SampleKind::Series) => {
+                    if let Some(series) = stage.series.as_deref_mut() {
+                        let t = &*stage.transport;
+                        series.sample(now, stage.flows, &ours, t);
+                        if let Some(iv) = series.interval() {
+                            let tie = Simulation::<T>::SERIES_SAMPLE_TIE;
+                            stage.events.schedule(now + iv, tie, Event::SeriesSample);
+                        }
                     }
                 }
             }

@@ -11,6 +11,7 @@
 
 use crate::engine::{EventQueue, RngStreams, Tie};
 use crate::metrics::ideal::{ideal_fct, Hop};
+use crate::metrics::timeseries::{FlowSeries, SeriesSpec};
 use crate::metrics::{FlowResult, LinkSample, QueueSample, RunOutput};
 use crate::net::Network;
 use crate::packet::{flags, FlowId, NodeId};
@@ -52,6 +53,8 @@ pub struct RunLimits {
     /// Take link samples of every port at this interval, the first one
     /// interval in ([`LinkSample`]); the run's end takes a last one.
     pub link_sample_interval: Option<Duration>,
+    /// Follow these flows' transport state ([`FlowSeries`]).
+    pub timeseries: Option<SeriesSpec>,
     /// Stop ([`StopReason::NoProgress`]) when, with flows unfinished, no
     /// flow has started or received a new byte for this long.
     pub no_progress_limit: Option<Duration>,
@@ -117,6 +120,8 @@ pub struct Simulation<T: Transport> {
     limits: RunLimits,
     samples: Vec<QueueSample>,
     link_samples: Vec<LinkSample>,
+    /// The per-flow time series, when followed.
+    series: Option<FlowSeries>,
     seed: u64,
     wall: std::time::Duration,
     set_up: bool,
@@ -132,6 +137,8 @@ impl<T: Transport> Simulation<T> {
     const SAMPLE_TIE: Tie = Event::Sample.tie(NodeId(Tie::GLOBAL));
     /// A link sample's tie: right after a queue sample of the same instant.
     const LINK_SAMPLE_TIE: Tie = Event::LinkSample.tie(NodeId(Tie::GLOBAL));
+    /// A time-series sample's tie: after the link sample.
+    const SERIES_SAMPLE_TIE: Tie = Event::SeriesSample.tie(NodeId(Tie::GLOBAL));
 
     /// Set up a run. Flows must be sorted by start time with ids equal to
     /// their index (the workload generator guarantees this).
@@ -164,6 +171,13 @@ impl<T: Transport> Simulation<T> {
         if let Some(iv) = limits.link_sample_interval.filter(|iv| iv.ps() > 0) {
             events.schedule(Time::ZERO + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
         }
+        let series = limits
+            .timeseries
+            .as_ref()
+            .map(|s| FlowSeries::new(s, &workload.flows, net.n_hosts() as usize));
+        if series.as_ref().and_then(|s| s.interval()).is_some() {
+            events.schedule(Time::ZERO, Self::SERIES_SAMPLE_TIE, Event::SeriesSample);
+        }
         Simulation {
             net,
             transport,
@@ -178,6 +192,7 @@ impl<T: Transport> Simulation<T> {
             limits,
             samples: Vec::new(),
             link_samples: Vec::new(),
+            series,
             seed,
             wall: std::time::Duration::ZERO,
             set_up: false,
@@ -405,6 +420,16 @@ impl<T: Transport> Simulation<T> {
                         .schedule(now + iv, Self::LINK_SAMPLE_TIE, Event::LinkSample);
                 }
             }
+            SampleKind::Series => {
+                let Some(series) = self.series.as_mut() else {
+                    return;
+                };
+                series.sample(now, &self.flows, &|_| true, &self.transport);
+                if let Some(iv) = series.interval() {
+                    self.events
+                        .schedule(now + iv, Self::SERIES_SAMPLE_TIE, Event::SeriesSample);
+                }
+            }
         }
     }
 
@@ -419,6 +444,7 @@ impl<T: Transport> Simulation<T> {
             progress: &mut self.progress,
             completion: &mut self.completion,
             format: self.format,
+            series: self.series.as_mut(),
         }
     }
 
@@ -503,6 +529,11 @@ impl<T: Transport> Simulation<T> {
             queue_samples: std::mem::take(&mut self.samples),
             link_samples: std::mem::take(&mut self.link_samples),
             trace: self.net.take_trace(),
+            timeseries: self
+                .series
+                .take()
+                .map(FlowSeries::finish)
+                .unwrap_or_default(),
             counters: self.net.counters().clone(),
             events: self.n_events,
             sim_time: self.events.now(),
@@ -528,6 +559,8 @@ pub(crate) enum SampleKind {
     Queues,
     /// Every port's link counters ([`LinkSample`]).
     Links,
+    /// The followed flows' state ([`FlowSeries`]).
+    Series,
 }
 
 /// The state that events change, borrowed: the whole run's in the serial
@@ -541,6 +574,8 @@ pub(crate) struct Stage<'a, T> {
     pub(crate) progress: &'a mut [FlowProgress],
     pub(crate) completion: &'a mut Completion,
     pub(crate) format: PacketFormat,
+    /// The per-flow time series, when followed after every event.
+    pub(crate) series: Option<&'a mut FlowSeries>,
 }
 
 impl<T: Transport> Stage<'_, T> {
@@ -577,6 +612,7 @@ impl<T: Transport> Stage<'_, T> {
             }
             Event::Sample => return Some(SampleKind::Queues),
             Event::LinkSample => return Some(SampleKind::Links),
+            Event::SeriesSample => return Some(SampleKind::Series),
         }
         None
     }
@@ -596,5 +632,8 @@ impl<T: Transport> Stage<'_, T> {
             self.format,
         );
         f(self.transport, &mut ctx);
+        if let Some(s) = self.series.as_deref_mut() {
+            s.after_event(now, host, &*self.transport);
+        }
     }
 }

@@ -52,6 +52,12 @@ pub trait Transport: Send {
     /// the refused packet. Default: ignore it (the protocol's own loss
     /// recovery still works).
     fn on_notice(&mut self, _ctx: &mut Ctx, _pkt: Packet) {}
+    /// The state `host` keeps for `flow` (as its source or destination),
+    /// for the per-flow time series (`[output.timeseries]`): each variable
+    /// once, as `out(name, value)`, the name with its unit (`cwnd_bytes`,
+    /// `srtt_us`, `dctcp_alpha`). Nothing for a flow `host` does not serve
+    /// or has not started. Default: no variables.
+    fn flow_state(&self, _host: NodeId, _flow: FlowId, _out: &mut dyn FnMut(&'static str, f64)) {}
     /// Protocol event counts for `summary.json` (e.g. timeouts), by name.
     /// Default: none.
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -48,6 +48,16 @@ pub trait HostProtocol: Send {
     /// A switch refused one of this host's packets and sent a notice back
     /// (see [`Transport::on_notice`]). Default: ignore it.
     fn on_notice(&self, _host: &mut Self::Host, _ctx: &mut Ctx, _pkt: Packet) {}
+    /// [`Transport::flow_state`] of `flow` at host `at`, whose state is
+    /// `host`. Default: no variables.
+    fn flow_state(
+        &self,
+        _host: &Self::Host,
+        _at: NodeId,
+        _flow: FlowId,
+        _out: &mut dyn FnMut(&'static str, f64),
+    ) {
+    }
     /// Protocol event counts for `summary.json`, summed over `hosts` (given
     /// in host order, so any merge is the same on every run). Default: none.
     fn counters(&self, _hosts: &[Self::Host]) -> Vec<(&'static str, u64)> {
@@ -143,6 +153,11 @@ impl<P: HostProtocol> Transport for PerHost<P> {
     fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
         let (p, h) = self.split(ctx.host());
         p.on_notice(h, ctx, pkt);
+    }
+    fn flow_state(&self, host: NodeId, flow: FlowId, out: &mut dyn FnMut(&'static str, f64)) {
+        if let Some(h) = self.hosts.get(host.idx()) {
+            self.protocol.flow_state(h, host, flow, out);
+        }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.protocol.counters(&self.hosts)

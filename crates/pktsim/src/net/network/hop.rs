@@ -130,7 +130,7 @@ impl Network {
         Self::transmit(
             port,
             inbox,
-            pkt,
+            &pkt,
             leaves,
             next_tx,
             ev,
@@ -156,7 +156,7 @@ impl Network {
     pub(super) fn transmit<E: From<NetEvent> + Copy>(
         port: &mut Port,
         inbox: &mut LinkInbox,
-        pkt: Packet,
+        pkt: &Packet,
         at: Time,
         next_tx: u64,
         ev: &mut EventQueue<E>,
@@ -187,11 +187,11 @@ impl Network {
                 link: pid,
                 to: port.peer,
                 arrival,
-                pkt,
+                pkt: *pkt,
                 ready_at: tail,
                 hops,
             });
-        } else if inbox.put(arrival, pkt, tail, hops) {
+        } else if inbox.put(arrival, *pkt, tail, hops) {
             // The link was empty: its head packet's arrival, for the node
             // it leads to.
             NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
@@ -269,7 +269,7 @@ impl Network {
         Self::transmit(
             port,
             inbox,
-            pkt,
+            &pkt,
             now,
             next_tx,
             ev,

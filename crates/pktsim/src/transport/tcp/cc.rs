@@ -74,6 +74,10 @@ pub trait CongestionControl {
     }
     /// A timeout or loss reduction was undone (spurious, RFC 4015).
     fn on_undo(&mut self) {}
+    /// The controller's own state variables for the time series, as
+    /// `out(name with unit, value)` (e.g. DCTCP's `dctcp_alpha`). Default:
+    /// none.
+    fn state(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
     /// Whether data packets are ECN-capable (ECT).
     fn ecn(&self) -> bool {
         false
@@ -172,6 +176,11 @@ macro_rules! declare_cc {
             fn on_undo(&mut self) {
                 match self {
                     $(Cc::$cc(c) => c.on_undo(),)*
+                }
+            }
+            fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+                match self {
+                    $(Cc::$cc(c) => c.state(out),)*
                 }
             }
             #[inline]

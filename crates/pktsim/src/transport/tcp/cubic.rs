@@ -65,6 +65,10 @@ impl Cubic {
 }
 
 impl CongestionControl for Cubic {
+    fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("cubic_w_max_segments", self.w_max);
+    }
+
     fn on_ack(&mut self, w: &mut Window, ack: &AckInfo) {
         if w.cwnd < w.ssthresh {
             reno_increase(w, ack.acked, &mut self.ca_acked);

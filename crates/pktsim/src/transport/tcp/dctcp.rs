@@ -80,6 +80,10 @@ impl CongestionControl for Dctcp {
         reno_increase(w, ack.acked, &mut self.ca_acked);
     }
 
+    fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("dctcp_alpha", self.alpha);
+    }
+
     fn on_ack_seen(&mut self, w: &Window, ack: &AckInfo, in_recovery: bool) -> Option<u64> {
         let cut = Dctcp::observe(self, ack.acked, ack.ece, ack.snd_una, ack.snd_max);
         // RFC 8257 §3.4 cut, but never inside loss recovery: there the

@@ -789,6 +789,22 @@ impl<C: CongestionControl + Clone + Send> HostProtocol for TcpProtocol<C> {
         }
     }
 
+    fn flow_state(
+        &self,
+        host: &TcpHost<C>,
+        at: NodeId,
+        f: FlowId,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        // The sender's state, at the source, until every byte is
+        // acknowledged.
+        if self.sources.get(f.idx()) == Some(&at) {
+            if let Some(s) = host.sender(self.slots.send(f)).filter(|s| !s.done) {
+                s.state(out);
+            }
+        }
+    }
+
     fn counters(&self, hosts: &[TcpHost<C>]) -> Vec<(&'static str, u64)> {
         let mut total = SenderStats::default();
         let (mut dup_deliveries, mut nic_waits, mut rto_deferred) = (0, 0, 0);

@@ -349,6 +349,27 @@ impl<C: CongestionControl> Sender<C> {
         self.cwnd_limited |= pending;
     }
 
+    /// The sender's state variables for the time series
+    /// ([`crate::transport::contract::Transport::flow_state`]): window,
+    /// threshold (once set), RTT estimates (once sampled), RTO, flight,
+    /// bytes acknowledged, recovery, then the controller's own.
+    pub fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        let us = |d: Duration| d.ps() as f64 / 1e6;
+        out("cwnd_bytes", self.w.cwnd as f64);
+        if self.w.ssthresh != u64::MAX {
+            out("ssthresh_bytes", self.w.ssthresh as f64);
+        }
+        if let Some(srtt) = self.rtt.srtt() {
+            out("srtt_us", us(srtt));
+            out("rttvar_us", us(self.rtt.rttvar()));
+        }
+        out("rto_us", us(self.rtt.rto()));
+        out("bytes_in_flight", self.flight() as f64);
+        out("bytes_acked", self.snd_una as f64);
+        out("in_recovery", f64::from(u8::from(self.recovery.is_some())));
+        self.cc.state(out);
+    }
+
     /// Whether the flow is in fast recovery.
     pub fn in_recovery(&self) -> bool {
         self.recovery.is_some()
