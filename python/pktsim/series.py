@@ -44,6 +44,7 @@ UNITS: tuple[tuple[str, str, float], ...] = (
     ("_ps", "µs", 1e6),
     ("_gbps", "Gbps", 1.0),
     ("_mbps", "Mbps", 1.0),
+    ("_segments", "segments", 1.0),
     ("_pkts", "packets", 1.0),
     ("_packets", "packets", 1.0),
 )
@@ -51,6 +52,11 @@ UNITS: tuple[tuple[str, str, float], ...] = (
 #: Variables drawn together in one plot: the first is solid, the others
 #: dashed in the same flow's colour.
 COMPANIONS: dict[str, tuple[str, ...]] = {"cwnd_bytes": ("ssthresh_bytes",)}
+
+#: The TCP family's variables in the order they are plotted; others follow
+#: by name.
+ORDER: tuple[str, ...] = ("cwnd_bytes", "srtt_us", "rttvar_us", "rto_us", "bytes_in_flight",
+                          "bytes_acked", "in_recovery")
 
 #: Readable names of well-known variables (the rest lose their underscores).
 NAMES: dict[str, str] = {
@@ -64,11 +70,14 @@ NAMES: dict[str, str] = {
 
 def variable_label(name: str) -> tuple[str, float]:
     """An axis label for a series name and the divisor into its unit:
-    ``cwnd_bytes`` → (``"cwnd (KB)"``, 1000), ``srtt_us`` → (``"srtt
-    (µs)"``, 1), ``dctcp_alpha`` → (``"dctcp alpha"``, 1)."""
+    ``cwnd_bytes`` → (``"cwnd (KB)"``, 1000), ``bytes_acked`` → (``"bytes
+    acked (KB)"``, 1000), ``srtt_us`` → (``"srtt (µs)"``, 1), ``dctcp_alpha``
+    → (``"dctcp alpha"``, 1)."""
     for suffix, unit, div in UNITS:
         if name.endswith(suffix) and len(name) > len(suffix):
             return f"{name[: -len(suffix)].replace('_', ' ')} ({unit})", div
+    if name.startswith("bytes_"):
+        return f"{name.replace('_', ' ')} (KB)", 1e3
     return name.replace("_", " "), 1.0
 
 
@@ -198,8 +207,10 @@ def _lines(
 
 def flow_plots(ts: pl.DataFrame, ctx: _Ctx) -> list[Lines]:
     """Per-flow plots of ``timeseries.parquet`` (``time_ps``, ``flow``,
-    ``variable``, ``value``): cwnd with ssthresh, smoothed RTT, then one
-    plot per other variable, each of the first :data:`MAX_FLOWS` flows."""
+    ``variable``, ``value``, maybe ``host``): cwnd with ssthresh, smoothed
+    RTT and the rest of :data:`ORDER`, then one plot per other variable,
+    each of the first :data:`MAX_FLOWS` flows, every value held (a step)
+    until the next one or the flow's last report."""
     import polars as pl
 
     if ts.height == 0:
@@ -211,18 +222,25 @@ def flow_plots(ts: pl.DataFrame, ctx: _Ctx) -> list[Lines]:
         cap = (f"Showing {len(shown)} of {len(flows)} traced flows (the lowest ids: "
                f"{', '.join(map(str, shown))}).")
     ts = ts.filter(pl.col("flow").is_in(shown))
-    present = sorted(ts["variable"].unique().to_list())
-    first = [v for v in ("cwnd_bytes", "srtt_us") if v in present]
+    # A state variable holds its last value until the flow's last report
+    # (after every change, a flag that never flips is a single row).
+    ends = dict(ts.group_by("flow").agg(pl.col("time_ps").max()).iter_rows())
+    # A variable read at both ends of a flow is one line per host.
+    split = "host" in ts.columns and ts.group_by("flow", "variable").agg(
+        pl.col("host").n_unique().alias("n")).filter(pl.col("n") > 1).height > 0
+    present = [str(v) for v in ts["variable"].unique().to_list()]
+    first = [v for v in ORDER if v in present]
     companions = {c for v in first for c in COMPANIONS.get(v, ())}
-    rest = [v for v in present if v not in first and v not in companions]
+    rest = sorted(v for v in present if v not in first and v not in companions)
     out: list[Lines] = []
     for var in [*first, *rest]:
         ylabel, div = variable_label(var)
         parts = []
         order: list[str] = []
         note = cap
-        main = ts.filter(pl.col("variable") == var)
         extra = [c for c in COMPANIONS.get(var, ()) if c in present]
+        these = ts.filter(pl.col("variable").cast(pl.String).is_in([var, *extra]))
+        main = these.filter(pl.col("variable").cast(pl.String) == var)
         cap_value = None
         if extra and main.height:
             # ssthresh starts "infinite" (a huge number): drawn, it would
@@ -230,7 +248,8 @@ def flow_plots(ts: pl.DataFrame, ctx: _Ctx) -> list[Lines]:
             cap_value = 2.0 * float(main["value"].max())  # type: ignore[arg-type]
         for f in shown:
             for v in [var, *extra]:
-                sub = ts.filter((pl.col("flow") == f) & (pl.col("variable") == v))
+                sub = these.filter((pl.col("flow") == f)
+                                   & (pl.col("variable").cast(pl.String) == v))
                 if v != var and cap_value is not None:
                     big = sub.filter(pl.col("value") > cap_value).height
                     sub = sub.filter(pl.col("value") <= cap_value)
@@ -238,16 +257,16 @@ def flow_plots(ts: pl.DataFrame, ctx: _Ctx) -> list[Lines]:
                         note = (note + " " if note else "") + (
                             f"{_title_of(v)} values above twice the largest "
                             f"{_title_of(var)} (its initial 'infinite' value) are not drawn.")
-                if sub.height == 0:
-                    continue
-                line = f"flow {f}" if v == var else f"flow {f} {v.split('_')[0]}"
-                order.append(line)
-                parts.append(sub.select(
-                    (pl.col("time_ps").cast(pl.Float64) / ctx.div).alias("t"),
-                    pl.lit(line).alias("line"), pl.lit(f"flow {f}").alias("group"),
-                    pl.lit(v != var).alias("dash"),
-                    (pl.col("value").cast(pl.Float64) / div).alias("value"),
-                ))
+                hosts = sorted(sub["host"].unique().to_list()) if split else [None]
+                for h in hosts:
+                    one = sub if h is None else sub.filter(pl.col("host") == h)
+                    if one.height == 0:
+                        continue
+                    line = f"flow {f}" if v == var else f"flow {f} {v.split('_')[0]}"
+                    if h is not None:
+                        line += f" at host {h}"
+                    order.append(line)
+                    parts.append(_held(one, ends[f], ctx.div, div, line, f"flow {f}", v != var))
         if not parts:
             continue
         drawn = sorted({v for v in extra if any(o.endswith(" " + v.split("_")[0])
@@ -258,6 +277,23 @@ def flow_plots(ts: pl.DataFrame, ctx: _Ctx) -> list[Lines]:
         out.append(_lines(ctx, f"ts_{var}", f"{title} per flow", ylabel, pl.concat(parts),
                           order, step=True, note=note))
     return out
+
+
+def _held(sub: pl.DataFrame, end_ps: int, tdiv: float, vdiv: float, line: str, group: str,
+          dash: bool) -> pl.DataFrame:
+    # One flow's variable as a line, its last value carried to end_ps.
+    import polars as pl
+
+    sub = sub.sort("time_ps").select("time_ps", pl.col("value").cast(pl.Float64))
+    if int(sub["time_ps"][-1]) < end_ps:
+        sub = pl.concat([sub, pl.DataFrame(
+            {"time_ps": [end_ps], "value": [sub["value"][-1]]},
+            schema={"time_ps": sub.schema["time_ps"], "value": pl.Float64})])
+    return sub.select(
+        (pl.col("time_ps").cast(pl.Float64) / tdiv).alias("t"), pl.lit(line).alias("line"),
+        pl.lit(group).alias("group"), pl.lit(dash).alias("dash"),
+        (pl.col("value") / vdiv).alias("value"),
+    )
 
 
 def _port_label(node: int, port: int, peer: int | None) -> str:

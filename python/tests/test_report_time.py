@@ -183,3 +183,31 @@ def test_only_other_designs_variables(tmp_path: Path) -> None:
     assert "credit rate (Gbps)" in page
     assert "Showing" not in page  # two flows: none left out
     assert (res.path / "plots" / "ts_credit_rate_gbps.svg").is_file()
+
+
+def test_a_real_tcp_trace(tmp_path: Path) -> None:
+    # [output.timeseries] after every change: DCTCP's own variables, each
+    # held until the flow's last report.
+    cfg = SMALL + '\n[output.timeseries]\nflows = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n'
+    res = pktsim.run(cfg, tmp_path / "tcp")
+    ts = res.timeseries
+    assert ts is not None and ts["flow"].n_unique() == 12
+    tps = {p.name: p for p in series.time_plots(res.path)}
+    names = [n for n in tps if n.startswith("ts_")]
+    assert names[:4] == ["ts_cwnd_bytes", "ts_srtt_us", "ts_rttvar_us", "ts_rto_us"], names
+    assert {"ts_dctcp_alpha", "ts_in_recovery", "ts_bytes_in_flight"} <= set(names)
+    cwnd = tps["ts_cwnd_bytes"]
+    assert isinstance(cwnd, series.Lines) and cwnd.ylabel == "cwnd (KB)"
+    f0 = ts.filter((pl.col("flow") == 0) & (pl.col("variable") == "cwnd_bytes")).sort("time_ps")
+    line = cwnd.data.filter(pl.col("line") == "flow 0")
+    end = ts.filter(pl.col("flow") == 0)["time_ps"].max()
+    # Every change of flow 0's window, then its last value at the flow's end.
+    assert (line["value"] * 1e3).to_list()[: f0.height] == pytest.approx(f0["value"].to_list())
+    assert line["t"][-1] == pytest.approx(end / 1e9)
+    assert line["value"][-1] * 1e3 == pytest.approx(f0["value"][-1])
+    flags = tps["ts_in_recovery"]
+    assert isinstance(flags, series.Lines)
+    for name in flags.order:
+        assert flags.data.filter(pl.col("line") == name).height >= 2, name
+    page = pktsim.report(res.path).read_text()
+    assert "Showing 8 of 12 traced flows" in page and "ts_cwnd_bytes.pdf" in page
