@@ -507,8 +507,9 @@ def _sweep_time_note(d: Path) -> list[str]:
     example = html.escape(str(with_series[0]))
     return [
         "<h2>Over time</h2>",
-        f"<p>{len(with_series)} runs wrote time series (<code>timeseries.parquet</code> or "
-        "<code>links.parquet</code>). Their zoomable plots are in each run's own report: "
+        f"<p>{len(with_series)} run{'s' * (len(with_series) != 1)} wrote time series "
+        "(<code>timeseries.parquet</code> or <code>links.parquet</code>). Their zoomable "
+        "plots are in each run's own report: "
         f"<code>pktsim report {example}</code>.</p>",
     ]
 

@@ -211,3 +211,17 @@ def test_a_real_tcp_trace(tmp_path: Path) -> None:
         assert flags.data.filter(pl.col("line") == name).height >= 2, name
     page = pktsim.report(res.path).read_text()
     assert "Showing 8 of 12 traced flows" in page and "ts_cwnd_bytes.pdf" in page
+
+
+def test_a_sweep_points_to_each_runs_own_report(tmp_path: Path) -> None:
+    cfg = tmp_path / "links.toml"
+    cfg.write_text(SMALL + LINKS)
+    out = tmp_path / "sweep"
+    pktsim.sweep(cfg, {"load": [0.3]}, [1], out=out, executor="serial", progress=False)
+    page = pktsim.report(out).read_text()
+    # One run's lines per page: the sweep's says where they are.
+    assert "1 run wrote time series" in page and "pktsim report " in page
+    assert "plotly" not in page.lower()
+    run = next((out / "runs").glob("**/run_id=*"))
+    assert f"pktsim report {run}" in page
+    assert "link utilisation, port × time — static:" in pktsim.report(run).read_text()
