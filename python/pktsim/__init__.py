@@ -10,7 +10,9 @@
   processes or on a Dask cluster, into a hive-partitioned Parquet tree that
   :func:`load_sweep` reads in one call; interrupted sweeps resume.
 - :mod:`pktsim.plots` and :func:`report` turn results into figures and a
-  self-contained HTML page; :func:`reproduce` runs a paper's folder.
+  self-contained HTML page (a run's time series prepared by
+  :mod:`pktsim.series`, zoomable through :mod:`pktsim.interactive`);
+  :func:`reproduce` runs a paper's folder.
 """
 
 from __future__ import annotations

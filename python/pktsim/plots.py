@@ -10,7 +10,10 @@ and returns a matplotlib Figure (Agg backend: no display needed).
 - :func:`metric_vs_load`: a summary metric against load, one line per
   protocol (mean over seeds, error bars from the lowest to the highest seed);
 - :func:`queue_occupancy`: queued bytes over time (sum over ports, and the
-  fullest port), one panel per run.
+  fullest port), one panel per run;
+- :func:`time_plot`: one of a run's time plots prepared by
+  :func:`pktsim.series.time_plots` (per-flow cwnd and RTT, queues and link
+  utilisation over time, a port × time heat map), the full page wide.
 
 Axes are labelled in words (:func:`label_of`), log axes in plain numbers
 (:func:`log_axis`), and figures are sized for a 1400 px report page.
@@ -374,6 +377,67 @@ def queue_occupancy(
     fig.legend(handles, ["all sampled ports", "fullest port"], loc="outside upper right",
                ncols=2, fontsize="small")
     fig.suptitle(title or "queue occupancy")
+    return fig
+
+
+def _group_colours(order: Sequence[str], groups: dict[str, str]) -> dict[str, str]:
+    # One colour per group, in legend order: a flow's cwnd and ssthresh match.
+    colours: dict[str, str] = {}
+    for line in order:
+        g = groups.get(line, line)
+        colours.setdefault(g, f"C{len(colours) % 10}")
+    return colours
+
+
+def time_plot(p: Any) -> Figure:
+    """A :class:`pktsim.series.Lines` (one line per entry, dashed where the
+    data says, drawn as steps for state variables) or a
+    :class:`pktsim.series.Heatmap` (rows × time, colour bar) as a
+    full-width figure."""
+    import polars as pl
+
+    from .series import Heatmap
+
+    if isinstance(p, Heatmap):
+        return _heatmap_figure(p)
+    fig, ax = _figure(WIDE, SIZE[1])
+    groups = {r[0]: r[1] for r in p.data.select("line", "group").unique().iter_rows()}
+    colours = _group_colours(p.order, groups)
+    for line in p.order:
+        sub = p.data.filter(pl.col("line") == line)
+        if sub.height == 0:
+            continue
+        dash = bool(sub["dash"][0])
+        ax.plot(sub["t"].to_list(), sub["value"].to_list(), label=line,
+                color=colours[groups[line]], lw=0.9 if dash else 1.1,
+                ls="--" if dash else "-", drawstyle="steps-post" if p.step else "default")
+    ax.set_xlabel(p.xlabel)
+    ax.set_ylabel(p.ylabel)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    _legend_outside(ax, None)
+    ax.set_title(p.title)
+    return fig
+
+
+def _heatmap_figure(p: Any) -> Figure:
+    import numpy as np
+
+    height = min(12.0, 2.0 + 0.16 * len(p.rows))
+    fig, ax = _figure(WIDE, height)
+    z = np.array([[np.nan if v is None else v for v in row] for row in p.z], dtype=float)
+    # Rasterized cells: thousands of vector quads made a 3 MB SVG; the
+    # axes, labels and colour bar stay vector.
+    mesh = ax.pcolormesh(p.edges, np.arange(len(p.rows) + 1), z, cmap="viridis",
+                         vmin=0, vmax=p.zmax, shading="flat",
+                         rasterized=True)
+    ax.set_yticks(np.arange(len(p.rows)) + 0.5, p.rows,
+                  fontsize="x-small" if len(p.rows) > 24 else "small")
+    ax.invert_yaxis()
+    ax.set_xlabel(p.xlabel)
+    ax.set_ylabel(p.ylabel)
+    fig.colorbar(mesh, ax=ax, label=p.zlabel)
+    ax.set_title(p.title)
     return fig
 
 

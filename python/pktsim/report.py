@@ -1,7 +1,9 @@
 """``pktsim report RESULTS_DIR``: one self-contained HTML page of a run or a
 sweep (plots embedded as PNG data, how many flows finished, per-bucket
 slowdown tables, every run's config, the pktsim version and git commit),
-with the figures written beside it.
+with the figures written beside it. A run's time series (per-flow cwnd and
+RTT, queues, link utilisation) are zoomable plotly figures, with plotly.js
+inline so that the page works offline.
 
 Writes ``RESULTS_DIR/report.html`` and ``RESULTS_DIR/plots/*.png`` (and
 each figure as ``.svg`` and ``.pdf`` too, for papers). Runs with
@@ -372,6 +374,7 @@ def _make_plots(
     queues: pl.DataFrame | None,
     plot_dir: Path,
     params: Sequence[str] = (),
+    queue_plot: bool = True,
 ) -> list[tuple[str, Path]]:
     import polars as pl
 
@@ -431,7 +434,7 @@ def _make_plots(
                     f"{metric.replace('.', '_')}_vs_load_{tag}",
                     plots.metric_vs_load(sm, metric, title=f"{name} vs load, {tag}"),
                 )
-    if queues is not None and queues.height:
+    if queue_plot and queues is not None and queues.height:
         # Name each run by the columns that tell it apart, not by its hash.
         cols = [c for c in params if summaries[c].n_unique() > 1]
         labels = {
@@ -448,6 +451,67 @@ def _make_plots(
             plots.queue_occupancy(q, by="run" if len(runs) > 1 else None),
         )
     return made
+
+
+def _safe(name: str) -> str:
+    # A file name from a series name a design chose ("credit_rate_gbps").
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")
+
+
+def _time_section(d: Path, plot_dir: Path) -> list[str]:
+    """The "Over time" section of a single run: each plot of
+    :func:`pktsim.series.time_plots` zoomable in the page and written to
+    ``plot_dir`` as PNG, SVG and PDF; nothing when the run has no series."""
+    from . import interactive, plots, series
+
+    tps = series.time_plots(d)
+    if not tps:
+        return []
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    have = [n for n in ("timeseries", "queues", "links") if (d / f"{n}.parquet").is_file()]
+    parts = [
+        "<h2>Over time</h2>",
+        "<p>What happened inside the run, from "
+        + ", ".join(f"<code>{n}.parquet</code>" for n in have)
+        + ". Drag to zoom (on an axis: that axis only), double-click to zoom out, click a "
+        "legend entry to hide its line, hover for values. Long series are downsampled for "
+        f"drawing to about {series.MAX_POINTS:,} points per line (each time bucket's first, "
+        "last, lowest and highest point kept, so spikes stay); per-flow plots show at most "
+        f"{series.MAX_FLOWS} flows, port plots the {series.TOP_PORTS} busiest ports. The same "
+        "figures are written as PNG, SVG and PDF for papers (links under each).</p>",
+    ]
+    for i, p in enumerate(tps):
+        name = _safe(p.name)
+        plots.save(plots.time_plot(p), plot_dir / f"{name}.png", plots.FORMATS)
+        links = " ".join(
+            f"<a href='plots/{html.escape(name)}.{fmt}'>{fmt.upper()}</a>" for fmt in plots.FORMATS
+        )
+        note = f"<p class='note'>{html.escape(p.note)}</p>" if p.note else ""
+        parts.append(
+            f"<div class='timeplot' id='tp-{name}'>"
+            f"{interactive.figure_div(p, f'plot-{i}-{name}')}{note}"
+            f"<p class='note'>{html.escape(p.title)} — static: {links}</p></div>"
+        )
+    return parts
+
+
+def _sweep_time_note(d: Path) -> list[str]:
+    # A sweep's runs each have their own series: one page per run reads
+    # better than dozens of runs' lines in one plot.
+    from .sweep import finished_dirs
+
+    with_series = [x for x in finished_dirs(d)
+                   if (x / "timeseries.parquet").is_file() or (x / "links.parquet").is_file()]
+    if not with_series:
+        return []
+    example = html.escape(str(with_series[0]))
+    return [
+        "<h2>Over time</h2>",
+        f"<p>{len(with_series)} run{'s' * (len(with_series) != 1)} wrote time series "
+        "(<code>timeseries.parquet</code> or <code>links.parquet</code>). Their zoomable "
+        "plots are in each run's own report: "
+        f"<code>pktsim report {example}</code>.</p>",
+    ]
 
 
 CSS = """
@@ -467,6 +531,8 @@ td:first-child,th:first-child{text-align:left;font-family:monospace}
 figure{display:inline-block;vertical-align:top;margin:0.5em 0;width:49%}
 figure.wide{width:100%}
 figcaption{font-size:0.85em;color:#555}
+.timeplot{margin:0.5em 0 1.5em 0}
+.timeplot .note{font-size:0.85em;color:#555;margin:0.2em 0}
 pre{background:#f7f7f7;padding:0.6em;overflow-x:auto;font-size:0.85em}
 .bad{color:#a00}
 """
@@ -488,7 +554,12 @@ def report(
         claims = _published_claims(d)
     summaries, flows, queues = _tables(d)
     params = [c for c in _param_columns(summaries) if c in summaries.columns]
-    plot_list = _make_plots(summaries, flows, queues, d / "plots", params)
+    single = not (d / "runs").is_dir()
+    # A single run's queues are drawn over time with its other series
+    # (per port, zoomable) instead of as one more static panel.
+    time_section = _time_section(d, d / "plots") if single else _sweep_time_note(d)
+    plot_list = _make_plots(summaries, flows, queues, d / "plots", params,
+                            queue_plot=not (single and queues is not None))
     commit = git_commit()
 
     def distinct(col: str) -> str:
@@ -497,9 +568,16 @@ def report(
         vals = sorted({str(v) for v in summaries[col].to_list() if v is not None})
         return ", ".join(vals) or "unknown"
 
+    # plotly.js once, inline, before any figure: the page works offline.
+    script = ""
+    if "class='timeplot'" in "".join(time_section):
+        from .interactive import plotly_js
+
+        script = f"<script type='text/javascript'>{plotly_js()}</script>"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{html.escape(title or d.name)}</title><style>{CSS}</style></head><body>",
+        f"<title>{html.escape(title or d.name)}</title><style>{CSS}</style>{script}"
+        "</head><body>",
         f"<h1>{html.escape(title or 'pktsim report: ' + d.name)}</h1>",
         "<p>{} runs, made by pktsim version <b>{}</b> at git commit <b>{}</b>. "
         "Report written {} by pktsim {} (git commit {}).</p>".format(
@@ -583,6 +661,7 @@ def report(
             f"<figcaption>{html.escape(cap)} — plots/{html.escape(path.name)}</figcaption>"
             "</figure>"
         )
+    parts += time_section
     parts.append("<h2>Configs</h2>")
     for r in ordered.iter_rows(named=True):
         cfg_path = Path(r["path"]) / "config.toml"
