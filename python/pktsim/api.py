@@ -52,33 +52,28 @@ class RunResult:
     def summary(self) -> dict[str, Any]:
         return json.loads((self.path / "summary.json").read_text(encoding="utf-8"))
 
-    @cached_property
-    def queues(self) -> pl.DataFrame | None:
+    def _optional(self, name: str) -> pl.DataFrame | None:
+        """The table ``name``.parquet, or None when the run did not write it."""
         import polars as pl
 
-        q = self.path / "queues.parquet"
+        q = self.path / f"{name}.parquet"
         return pl.read_parquet(q) if q.is_file() else None
+
+    @cached_property
+    def queues(self) -> pl.DataFrame | None:
+        return self._optional("queues")
 
     @cached_property
     def links(self) -> pl.DataFrame | None:
-        import polars as pl
-
-        q = self.path / "links.parquet"
-        return pl.read_parquet(q) if q.is_file() else None
+        return self._optional("links")
 
     @cached_property
     def packets(self) -> pl.DataFrame | None:
-        import polars as pl
-
-        q = self.path / "packets.parquet"
-        return pl.read_parquet(q) if q.is_file() else None
+        return self._optional("packets")
 
     @cached_property
     def timeseries(self) -> pl.DataFrame | None:
-        import polars as pl
-
-        q = self.path / "timeseries.parquet"
-        return pl.read_parquet(q) if q.is_file() else None
+        return self._optional("timeseries")
 
     @cached_property
     def config(self) -> str:
