@@ -305,3 +305,64 @@ fn aeolus_sends_unscheduled_at_line_rate_until_the_first_credit() {
     assert_eq!(sent, end.div_ceil(t_tx) as f64, "line rate until {end} ps");
     assert_eq!(max(&series(&out, 0, 0, "unscheduled_lost_packets")), 0.0);
 }
+
+#[test]
+fn each_designs_series_is_the_same_on_any_thread_count() {
+    use crate::partitioned::{ring, run_on, same};
+    // Each host reports only its own state, so a run cut into groups on
+    // threads records the serial run's rows: after every change for some
+    // flows, at an interval for others.
+    for (name, network, transport) in [
+        ("phost", "", "protocol = \"phost\""),
+        (
+            "expresspass*",
+            "host_queue = { kind = \"credit_port\" }",
+            "protocol = \"expresspass\"\naeolus = true",
+        ),
+        (
+            "flashpass",
+            "host_queue = { kind = \"credit_port\" }",
+            "protocol = \"flashpass\"",
+        ),
+        ("fastpass", "", "protocol = \"fastpass\""),
+    ] {
+        for series in ["sample = 6", "sample = 20\ninterval = \"10us\""] {
+            let mut toml = ring(network, &format!("[output.timeseries]\n{series}"))
+                .replace("protocol = \"dctcp\"", transport);
+            toml = match name {
+                "phost" => toml.replace(
+                    "switch_queue = { kind = \"ecn\", k_packets = 20 }",
+                    "switch_queue = { kind = \"pfabric\" }",
+                ),
+                "fastpass" => toml.replace(
+                    "switch_queue = { kind = \"ecn\", k_packets = 20 }",
+                    "switch_queue = { kind = \"priority\", classes = 2 }",
+                ),
+                _ => toml
+                    .replace(
+                        "switch_queue = { kind = \"ecn\", k_packets = 20 }",
+                        "switch_queue = { kind = \"credit_port\" }",
+                    )
+                    .replace(
+                        "load_balancing = \"spray\"",
+                        "load_balancing = \"symmetric_ecmp\"",
+                    ),
+            };
+            // 60 flows keep it short; Fastpass, whose arbiter here is one
+            // of the ring's hosts, for its first millisecond.
+            let mut toml = toml.replace("flows = 200", "flows = 60");
+            if name == "fastpass" {
+                toml = toml.replace("[output]\n", "[run]\ntime_limit = \"1ms\"\n[output]\n");
+            }
+            let (serial, _) = run_on(&toml, 1);
+            assert!(
+                serial.timeseries.len() > 20,
+                "{name}: {series}: {} rows",
+                serial.timeseries.len()
+            );
+            let (split, did) = run_on(&toml, 3);
+            assert!(did, "{name}: the run did not split");
+            same(&serial, &split, &format!("{name}, {series}"));
+        }
+    }
+}
