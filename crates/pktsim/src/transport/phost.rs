@@ -637,8 +637,8 @@ impl HostProtocol for PhostProtocol {
     /// tokens granted (free ones included), those not yet echoed by data
     /// (what the downgrade window counts), the token budget before the
     /// resend timer, packets received, whether the flow is downgraded
-    /// (waits for the window timeout) and whether its budget is spent
-    /// (waits for the resend timer).
+    /// (tokens left to grant, but it waits for the window timeout) and
+    /// whether its budget is spent (it waits for the resend timer).
     fn flow_state(
         &self,
         h: &PhostHost,
@@ -666,10 +666,10 @@ impl HostProtocol for PhostProtocol {
             out("tokens_outstanding", f64::from(unechoed));
             out("token_budget", f64::from(r.goal));
             out("received_packets", f64::from(r.received.count()));
-            out(
-                "downgraded",
-                f64::from(u8::from(unechoed >= self.params.window)),
-            );
+            // Downgraded: tokens left to grant, but the window of unechoed
+            // ones is full (a flow sent wholly on free tokens is not).
+            let downgraded = r.count < r.goal && unechoed >= self.params.window;
+            out("downgraded", f64::from(u8::from(downgraded)));
             out(
                 "awaiting_resend",
                 f64::from(u8::from(r.count >= r.goal && r.resend_at.is_some())),
