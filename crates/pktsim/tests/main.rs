@@ -23,6 +23,7 @@ mod tcp_handshake;
 mod tcp_pacing;
 mod tcp_tap;
 mod timeseries;
+mod timeseries_designs;
 mod toy_cc;
 mod transport_contract;
 mod validation;

@@ -11,7 +11,7 @@ use pktsim::metrics::RunOutput;
 /// cut. Every pair of switches two hops apart has two equal-cost paths,
 /// which spraying picks between at random. `network` is added to the
 /// `[network]` table, `extra` at the end.
-fn ring(network: &str, extra: &str) -> String {
+pub fn ring(network: &str, extra: &str) -> String {
     let mut hosts = Vec::new();
     let mut links = Vec::new();
     for s in 0..4 {
@@ -66,7 +66,7 @@ sample_host_queues = true
 }
 
 /// Run `toml` on `threads` threads; whether it really split.
-fn run_on(toml: &str, threads: usize) -> (RunOutput, bool) {
+pub fn run_on(toml: &str, threads: usize) -> (RunOutput, bool) {
     let mut exp = prepare(toml);
     exp.threads = threads;
     let split = threads > 1 && !exp.warnings.iter().any(|w| w.starts_with("run.threads:"));
@@ -76,7 +76,7 @@ fn run_on(toml: &str, threads: usize) -> (RunOutput, bool) {
 }
 
 /// Everything a run reports that cannot depend on the machine.
-fn same(a: &RunOutput, b: &RunOutput, what: &str) {
+pub fn same(a: &RunOutput, b: &RunOutput, what: &str) {
     assert_eq!(a.flows, b.flows, "{what}: flows");
     assert_eq!(a.events, b.events, "{what}: events");
     assert_eq!(a.sim_time, b.sim_time, "{what}: simulated time");

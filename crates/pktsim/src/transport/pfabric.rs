@@ -204,6 +204,9 @@ pub struct PfabricProtocol {
     params: PfabricParams,
     slots: FlowSlots,
     receivers: Receivers,
+    /// Each flow's source, destination and size (the time series tells
+    /// sender from receiver, and a receiver done with its flow).
+    ends: Vec<(NodeId, NodeId, u64)>,
 }
 
 /// pFabric hosts for every flow of a run: the run loop's transport.
@@ -216,6 +219,7 @@ impl PfabricProtocol {
             params,
             slots: FlowSlots::default(),
             receivers: Receivers::default(),
+            ends: Vec::new(),
         }
     }
 
@@ -375,6 +379,12 @@ impl HostProtocol for PfabricProtocol {
     fn setup(&mut self, env: &Setup) -> Result<()> {
         self.slots = FlowSlots::new(env);
         *self.receivers.0.get_mut() = vec![AckReceiver::default(); env.n_flows()];
+        self.ends = (0..env.n_flows())
+            .map(|i| {
+                let spec = env.flow(FlowId(i as u32));
+                (spec.src, spec.dst, spec.size)
+            })
+            .collect();
         Ok(())
     }
 
@@ -463,6 +473,54 @@ impl HostProtocol for PfabricProtocol {
             } else {
                 h.notices.throttled += 1;
                 Self::arm_notice(ctx, f, s, due);
+            }
+        }
+    }
+
+    /// At the source, from the flow's start until every byte is
+    /// acknowledged: the window and threshold (once a timeout set it) in
+    /// packets, bytes sent beyond the cumulative ACK and acknowledged,
+    /// consecutive timeouts, and probe mode (0/1). At the destination,
+    /// from the first packet until every byte is in: bytes received in
+    /// order and held beyond them (what the sender skips and the priority
+    /// leaves out). The receivers are the one run-wide table (see
+    /// `Receivers`); a flow's entry is its destination's state.
+    fn flow_state(
+        &self,
+        h: &PfabricHost,
+        at: NodeId,
+        f: FlowId,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        let Some(&(src, dst, size)) = self.ends.get(f.idx()) else {
+            return;
+        };
+        if at == src {
+            let Some(s) = h
+                .senders
+                .get(self.slots.send(f))
+                .and_then(Option::as_ref)
+                .filter(|s| !s.done)
+            else {
+                return;
+            };
+            out("cwnd_packets", f64::from(s.cwnd));
+            if s.ssthresh != u32::MAX {
+                out("ssthresh_packets", f64::from(s.ssthresh));
+            }
+            out("bytes_in_flight", (s.snd_nxt - s.snd_una) as f64);
+            out("bytes_acked", s.snd_una as f64);
+            out("timeouts", f64::from(s.timeouts));
+            out("probing", f64::from(u8::from(s.probing)));
+        } else if at == dst {
+            let receivers = self.receivers.0.borrow();
+            let Some(r) = receivers.get(f.idx()) else {
+                return;
+            };
+            let held = r.ooo_bytes();
+            if (r.rcv_nxt > 0 || held > 0) && r.rcv_nxt < size {
+                out("bytes_received", r.rcv_nxt as f64);
+                out("bytes_out_of_order", held as f64);
             }
         }
     }

@@ -186,6 +186,14 @@ struct SendFlow {
     /// Packets the receiver last said it still misses.
     remaining: u32,
     active: bool,
+    /// Free tokens the flow started with: a token is free when its
+    /// sequence number is at most this (free ones are numbered 0, or 1 to
+    /// this with `free_tokens_every_flow`; the receiver numbers on).
+    free: u32,
+    /// Tokens the receiver sent that reached this sender.
+    tokens_received: u32,
+    /// Tokens that expired unused.
+    tokens_expired: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -248,6 +256,8 @@ pub struct PhostHost {
 pub struct PhostProtocol {
     params: PhostParams,
     slots: FlowSlots,
+    /// Each flow's source (the time series tells sender from receiver).
+    sources: Vec<NodeId>,
     /// Give every host token and data logs (tests; set before the run).
     pub logs: bool,
 }
@@ -269,6 +279,7 @@ impl PhostProtocol {
         PhostProtocol {
             params,
             slots: FlowSlots::default(),
+            sources: Vec::new(),
             logs: false,
         }
     }
@@ -295,6 +306,7 @@ impl PhostProtocol {
             let s = &mut h.send[slot as usize];
             while s.tokens.front().is_some_and(|t| t.expires < now) {
                 s.tokens.pop_front();
+                s.tokens_expired += 1;
             }
             if s.tokens.is_empty() {
                 continue;
@@ -509,6 +521,9 @@ impl HostProtocol for PhostProtocol {
 
     fn setup(&mut self, env: &Setup) -> Result<()> {
         self.slots = FlowSlots::new(env);
+        self.sources = (0..env.n_flows())
+            .map(|i| env.flow(FlowId(i as u32)).src)
+            .collect();
         Ok(())
     }
 
@@ -546,6 +561,7 @@ impl HostProtocol for PhostProtocol {
         s.remaining = n;
         s.active = true;
         let free = self.free_tokens(n);
+        s.free = free;
         if free > 0 {
             // Free tokens for the first `free` packets (spec §2.2 step 1).
             let expires = ctx.now() + times(h.t_pkt, free as f64 + self.params.token_timeout);
@@ -581,6 +597,7 @@ impl HostProtocol for PhostProtocol {
                 let ttl = times(h.t_pkt, self.params.token_timeout);
                 let s = &mut h.send[self.slots.send(pkt.flow)];
                 if s.active {
+                    s.tokens_received += 1;
                     s.tokens.push_back(Token {
                         expires: ctx.now() + ttl,
                         pkt: idx,
@@ -610,6 +627,54 @@ impl HostProtocol for PhostProtocol {
 
     fn on_nic_idle(&self, h: &mut PhostHost, ctx: &mut Ctx) {
         self.try_send(h, ctx);
+    }
+
+    /// At the source, from the flow's start until the final ACK: tokens
+    /// held (an expired one leaves when the sender next picks a packet),
+    /// the free ones among them, tokens received from the receiver and
+    /// tokens expired unused, and the packets the receiver last said it
+    /// misses. At the destination, from the RTS until every packet is in:
+    /// tokens granted (free ones included), those not yet echoed by data
+    /// (what the downgrade window counts), the token budget before the
+    /// resend timer, packets received, whether the flow is downgraded
+    /// (tokens left to grant, but it waits for the window timeout) and
+    /// whether its budget is spent (it waits for the resend timer).
+    fn flow_state(
+        &self,
+        h: &PhostHost,
+        at: NodeId,
+        f: FlowId,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        if self.sources.get(f.idx()) == Some(&at) {
+            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+                return;
+            };
+            let free = s.tokens.iter().filter(|t| t.seq <= s.free).count();
+            out("tokens_held", s.tokens.len() as f64);
+            out("free_tokens_held", free as f64);
+            out("tokens_received", f64::from(s.tokens_received));
+            out("tokens_expired", f64::from(s.tokens_expired));
+            out("remaining_packets", f64::from(s.remaining));
+        } else if let Some(r) = h
+            .recv
+            .get(self.slots.recv(f))
+            .filter(|r| r.started && !r.finished)
+        {
+            let unechoed = r.count.saturating_sub(r.largest_seq_echoed);
+            out("tokens_granted", f64::from(r.count));
+            out("tokens_outstanding", f64::from(unechoed));
+            out("token_budget", f64::from(r.goal));
+            out("received_packets", f64::from(r.received.count()));
+            // Downgraded: tokens left to grant, but the window of unechoed
+            // ones is full (a flow sent wholly on free tokens is not).
+            let downgraded = r.count < r.goal && unechoed >= self.params.window;
+            out("downgraded", f64::from(u8::from(downgraded)));
+            out(
+                "awaiting_resend",
+                f64::from(u8::from(r.count >= r.goal && r.resend_at.is_some())),
+            );
+        }
     }
 
     fn copy_for_group(&self) -> Option<Self> {

@@ -75,6 +75,31 @@ impl FirstRtt {
         }
     }
 
+    /// Unscheduled packets known lost (resolved without an ACK).
+    pub fn lost(&self) -> u32 {
+        self.acked[..self.resolved as usize]
+            .iter()
+            .filter(|&&a| !a)
+            .count() as u32
+    }
+
+    /// The time series' Aeolus variables of a sender: its phase (0: sending
+    /// unscheduled data at line rate; 1: done sending them, some not yet
+    /// ACKed nor known lost; 2: every one resolved, credits alone from
+    /// here), the unscheduled packets sent and those known lost.
+    pub fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        let phase = if self.sending {
+            0
+        } else if !self.all_resolved() {
+            1
+        } else {
+            2
+        };
+        out("aeolus_phase", f64::from(phase));
+        out("unscheduled_sent_packets", f64::from(self.sent));
+        out("unscheduled_lost_packets", f64::from(self.lost()));
+    }
+
     /// Whether every unscheduled packet is ACKed or known lost.
     pub fn all_resolved(&self) -> bool {
         self.resolved >= self.sent

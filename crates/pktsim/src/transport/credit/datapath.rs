@@ -40,6 +40,14 @@ impl Sender {
     pub(super) fn has_work(&self) -> bool {
         self.next_new < self.n || !self.retx.is_empty()
     }
+    /// The time series' shared sender variables: new packets sent,
+    /// packets waiting to be resent (found lost), and packets still to send
+    /// that no credit covers yet.
+    pub(super) fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("sent_packets", f64::from(self.next_new));
+        out("retx_queued_packets", self.retx.len() as f64);
+        out("uncovered_packets", self.uncovered() as f64);
+    }
     pub(super) fn push_retx(&mut self, idx: u32) {
         let i = idx as usize;
         if i < self.queued.len() && !self.queued[i] {
@@ -62,6 +70,15 @@ pub(super) struct Receiver {
     /// Pending re-NACK timer, if any.
     pub(super) renack_at: Option<Time>,
     pub(super) credits: CreditLoop,
+}
+
+impl Receiver {
+    /// The time series' shared receiver variables: packets received, and
+    /// received in order (the first `until`).
+    pub(super) fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("received_packets", f64::from(self.n_received));
+        out("in_order_packets", f64::from(self.until));
+    }
 }
 
 /// Packets of a flow of `size` bytes (at least one).

@@ -22,7 +22,7 @@
 use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
 use super::{
     CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
-    Design, T_CREDIT,
+    Design, Receiver, Sender, T_CREDIT,
 };
 use crate::error::{Error, Result};
 use crate::packet::FlowId;
@@ -170,6 +170,18 @@ impl CreditLoop {
         self.received = 0;
     }
 
+    /// The time series' credit-loop variables of a receiver: the credit
+    /// rate and its largest value in Gbit/s, the aggressiveness w, the RTT
+    /// estimate, credits sent, and whether credits are flowing (0/1).
+    pub fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("credit_rate_gbps", self.rate / 1e9);
+        out("credit_rate_max_gbps", self.max_rate / 1e9);
+        out("credit_w", self.w);
+        out("credit_rtt_us", self.rtt.ps() as f64 / 1e6);
+        out("credits_sent", f64::from(self.seq));
+        out("crediting", f64::from(u8::from(self.on)));
+    }
+
     /// A data packet echoed credit `seq` after `sample` (now − credit time).
     pub fn on_echo(&mut self, seq: u32, sample: Duration) {
         if seq == 0 {
@@ -298,6 +310,21 @@ impl CreditDesign for XpassParams {
 
     fn restart_credits(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         self.start_credits(p, h, ctx, f);
+    }
+
+    /// Whether the sender told the receiver to stop crediting (0/1).
+    fn sender_state(
+        &self,
+        _p: &CreditProtocol,
+        s: &Sender,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        out("stop_sent", f64::from(u8::from(s.stop_sent)));
+    }
+
+    /// The receiver's credit loop.
+    fn receiver_state(&self, r: &Receiver, out: &mut dyn FnMut(&'static str, f64)) {
+        r.credits.state(out);
     }
 }
 

@@ -39,7 +39,7 @@
 use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
 use super::{
     CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
-    Design, Stats, T_EMU, T_SEND,
+    Design, Sender, Stats, T_EMU, T_SEND,
 };
 use crate::error::{Error, Result};
 use crate::packet::{flags, FlowId};
@@ -204,6 +204,19 @@ impl Emulation {
         self.next_seq - 1
     }
 
+    /// The time series' emulation variables of a sender: the emulation
+    /// rate and its largest value in Gbit/s, the RTT estimate, emulation
+    /// packets in flight (ordinary ones apart: E_out of Eq. 2) and lost in
+    /// all.
+    pub fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("emulation_rate_gbps", self.rate / 1e9);
+        out("emulation_rate_max_gbps", self.max_rate / 1e9);
+        out("emulation_rtt_us", self.rtt.ps() as f64 / 1e6);
+        out("emulation_in_flight", f64::from(self.in_flight()));
+        out("emulation_ordinary_in_flight", f64::from(self.ordinary_out));
+        out("emulation_lost", self.lost_total as f64);
+    }
+
     /// Count packets sent before `deadline` that are still unanswered as lost.
     pub fn expire(&mut self, deadline: Time) {
         while self.out.front().is_some_and(|&(t, _)| t < deadline) {
@@ -339,6 +352,14 @@ impl CreditDesign for FlashPassParams {
             s.emu.timer_at = Some(ctx.now());
             ctx.set_timer(ctx.now(), f.0, T_EMU);
         }
+    }
+
+    /// The emulation loop, T_wait, and the credited data waiting for their
+    /// send time T + T_wait.
+    fn sender_state(&self, p: &CreditProtocol, s: &Sender, out: &mut dyn FnMut(&'static str, f64)) {
+        s.emu.state(out);
+        out("t_wait_us", p.t_wait.ps() as f64 / 1e6);
+        out("credited_packets", s.sched.len() as f64);
     }
 
     fn counters(&self, s: &Stats, hosts: &[CreditHost], v: &mut Vec<(&'static str, u64)>) {

@@ -200,6 +200,17 @@ trait CreditDesign {
     /// Counters only this design has, from the hosts' summed `stats`.
     fn counters(&self, _stats: &Stats, _hosts: &[CreditHost], _out: &mut Vec<(&'static str, u64)>) {
     }
+    /// The time series' variables only this design keeps at a flow's
+    /// sender, after the shared ones ([`HostProtocol::flow_state`]).
+    fn sender_state(
+        &self,
+        _p: &CreditProtocol,
+        _s: &Sender,
+        _out: &mut dyn FnMut(&'static str, f64),
+    ) {
+    }
+    /// The same at a flow's receiver.
+    fn receiver_state(&self, _r: &Receiver, _out: &mut dyn FnMut(&'static str, f64)) {}
 }
 
 /// Run `$body` with `$d` bound to the design's [`CreditDesign`]: the one
@@ -229,6 +240,8 @@ pub struct CreditProtocol {
     slots: FlowSlots,
     /// Base RTT (twice the path's propagation delay) per flow.
     base_rtt: Vec<Duration>,
+    /// Each flow's source (the time series tells sender from receiver).
+    sources: Vec<NodeId>,
     t_wait: Duration,
     /// Set before the run: every host logs the credits it receives
     /// ([`CreditHost::credit_log`], tests).
@@ -293,6 +306,7 @@ impl CreditProtocol {
             common,
             slots: FlowSlots::default(),
             base_rtt: Vec::new(),
+            sources: Vec::new(),
             t_wait: Duration::ZERO,
             log_credits: false,
         }
@@ -336,6 +350,7 @@ impl HostProtocol for CreditProtocol {
             })
             .collect();
         self.t_wait = with_design!(&self.design, d => d.t_wait(&self.base_rtt));
+        self.sources = (0..n).map(|i| env.flow(FlowId(i as u32)).src).collect();
         Ok(())
     }
 
@@ -402,6 +417,38 @@ impl HostProtocol for CreditProtocol {
             T_RENACK if h.recv[self.slots.recv(f)].renack_at == now => self.on_renack(h, ctx, f),
             T_RTO | T_RENACK => {}
             _ => with_design!(&self.design, d => d.on_timer(self, h, ctx, f, kind)),
+        }
+    }
+
+    /// At the source, from the flow's start until the receiver's `DONE`:
+    /// the shared data path's state, Aeolus' first RTT (with Aeolus), then
+    /// the design's own (ExpressPass: whether `STOP` went out; FlashPass:
+    /// the emulation loop and T_wait). At the destination, from the first
+    /// packet (or ExpressPass' `REQ`) until every packet is in: packets
+    /// received, then the design's own (ExpressPass: the credit loop).
+    fn flow_state(
+        &self,
+        h: &CreditHost,
+        at: NodeId,
+        f: FlowId,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        if self.sources.get(f.idx()) == Some(&at) {
+            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+                return;
+            };
+            s.state(out);
+            if self.common.aeolus_bdp.is_some() {
+                s.first.state(out);
+            }
+            with_design!(&self.design, d => d.sender_state(self, s, out));
+        } else if let Some(r) = h
+            .recv
+            .get(self.slots.recv(f))
+            .filter(|r| r.started && !r.done)
+        {
+            r.state(out);
+            with_design!(&self.design, d => d.receiver_state(r, out));
         }
     }
 

@@ -189,6 +189,9 @@ struct Dest {
     requested: u64,
     /// Highest cumulative count the arbiter acknowledged.
     acked: u64,
+    /// Timeslots allocated for this destination so far (late and missed
+    /// ones included).
+    granted: u64,
     /// Packets waiting for a slot: (flow, first, end) index ranges.
     queue: VecDeque<(FlowId, u32, u32)>,
 }
@@ -234,6 +237,8 @@ struct SendFlow {
     n_acked: u32,
     /// Packets waiting in the destination queue.
     queued: u32,
+    /// Allocated timeslots this flow sent a packet in.
+    slots_used: u32,
     retx_at: Option<Time>,
     active: bool,
 }
@@ -322,6 +327,9 @@ pub struct FastpassProtocol {
     /// Each flow's place in its source's sender and its destination's
     /// receiver table.
     slots: FlowSlots,
+    /// Each flow's source and destination (the time series tells sender
+    /// from receiver, and finds the destination's demand).
+    ends: Vec<(NodeId, NodeId)>,
     /// Requests and allocations on the wire (see [`Mailbox`]).
     mailbox: std::sync::Arc<Mailbox<Msg>>,
     /// Set before the run: every host logs the data packets it sends
@@ -358,6 +366,7 @@ impl FastpassProtocol {
             slot: Duration::ZERO,
             arbiter: NodeId(0),
             slots: FlowSlots::default(),
+            ends: Vec::new(),
             mailbox: Default::default(),
             log_data: false,
         }
@@ -644,6 +653,9 @@ impl FastpassProtocol {
         let miss = self.slot.times(self.params.miss_threshold as u64);
         let mut rerequest = false;
         for (k, dst, path) in slots {
+            if let Some(&i) = h.ep.index.get(&dst) {
+                h.ep.dests[i].granted += 1;
+            }
             let start = self.slot_start(k);
             if start + miss < now {
                 // Too late: the slot is gone; ask for another if still needed.
@@ -709,6 +721,7 @@ impl FastpassProtocol {
                 ctx.set_timer(at, f.0, T_RETX);
             }
             if !done {
+                s.slots_used += 1;
                 break Some((f, i));
             }
         };
@@ -796,6 +809,12 @@ impl HostProtocol for FastpassProtocol {
             .unwrap_or_else(|| env.host_rate(NodeId(0)).tx_time((f.mss + f.header) as u64));
         self.arbiter = self.params.arbiter.unwrap_or(NodeId(n.saturating_sub(1)));
         self.slots = FlowSlots::new(env);
+        self.ends = (0..env.n_flows())
+            .map(|i| {
+                let spec = env.flow(FlowId(i as u32));
+                (spec.src, spec.dst)
+            })
+            .collect();
         Ok(())
     }
 
@@ -881,6 +900,49 @@ impl HostProtocol for FastpassProtocol {
             T_TICK => self.tick(h, ctx),
             T_OUT => self.flush(h, ctx),
             _ => debug_assert!(false, "unknown Fastpass timer"),
+        }
+    }
+
+    /// At the source, from the flow's start until every packet is
+    /// acknowledged: its demand (packets waiting for a timeslot, re-queued
+    /// ones included), the timeslots it sent in, its packets acknowledged,
+    /// and the FCP state of its destination, which the source's flows to
+    /// that destination share: timeslots wanted in all (cumulative),
+    /// told to the arbiter, granted by it, and granted but not yet begun.
+    /// At the destination, from the first packet until the last: packets
+    /// received.
+    fn flow_state(
+        &self,
+        h: &FastpassHost,
+        at: NodeId,
+        f: FlowId,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        let Some(&(src, dst)) = self.ends.get(f.idx()) else {
+            return;
+        };
+        if at == src {
+            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+                return;
+            };
+            out("demand_packets", f64::from(s.queued));
+            out("slots_used", f64::from(s.slots_used));
+            out("acked_packets", f64::from(s.n_acked));
+            if let Some(d) = h.ep.index.get(&dst.0).map(|&i| &h.ep.dests[i]) {
+                let pending = h.ep.slots.iter().filter(|r| r.0 .1 == dst.0).count();
+                out("dest_demand_slots", d.demand as f64);
+                out("dest_requested_slots", d.requested as f64);
+                out("dest_granted_slots", d.granted as f64);
+                out("dest_pending_slots", pending as f64);
+            }
+        } else if at == dst {
+            let Some(r) = h.recv.get(self.slots.recv(f)) else {
+                return;
+            };
+            let got = r.received.count();
+            if got > 0 && got < r.received.len() {
+                out("received_packets", f64::from(got));
+            }
         }
     }
 
