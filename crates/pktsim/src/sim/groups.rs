@@ -173,10 +173,8 @@ impl<T: Transport> Simulation<T> {
         };
         // A scheduled delay change may shorten a cut link: the window must
         // stay within the shortest delay the run will ever have.
+        // (A delay of 0 is a partition blocker, above.)
         if let Some(d) = self.net.fault_plan().and_then(|p| p.shortest_delay_set()) {
-            if d.ps() == 0 {
-                return Err("a link's delay is set to 0 by an [[event]]; the run".into());
-            }
             lookahead = lookahead.min(d);
         }
         let (group_of, groups) = deal(partition, &self.net, threads.min(nets.len() + 1));
