@@ -68,6 +68,27 @@ fn switch_distances(
     }
 }
 
+/// Next-hop sets stored once each, one after the other: an entry is a
+/// `(start, len)` range of `hops`, and equal sets share one range.
+#[derive(Default)]
+struct PortSets {
+    hops: Vec<PortId>,
+    dedup: HashMap<Vec<PortId>, u32>,
+}
+
+impl PortSets {
+    /// The range of `set`, stored now if it is new.
+    fn intern(&mut self, set: &[PortId]) -> (u32, u32) {
+        let hops = &mut self.hops;
+        let start = *self.dedup.entry(set.to_vec()).or_insert_with(|| {
+            let s = hops.len() as u32;
+            hops.extend_from_slice(set);
+            s
+        });
+        (start, set.len() as u32)
+    }
+}
+
 /// Into `set`, the ports of switch `u` that lead to a switch one step
 /// closer to the leaf whose distances are `dist`.
 fn closer_hops(
@@ -97,16 +118,8 @@ impl Routing {
         names: &[String],
     ) -> Result<Routing> {
         let n = adj.len();
-        let mut hops: Vec<PortId> = Vec::new();
-        let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
-        let mut intern = |set: &[PortId]| -> (u32, u32) {
-            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
-                let s = hops.len() as u32;
-                hops.extend_from_slice(set);
-                s
-            });
-            (start, set.len() as u32)
-        };
+        let mut sets = PortSets::default();
+        let mut intern = |set: &[PortId]| sets.intern(set);
 
         // Hosts: their switch, their NIC and the port down to them.
         let mut attach = Vec::with_capacity(n_hosts);
@@ -171,7 +184,7 @@ impl Routing {
             n_leaves,
             host,
             entries,
-            hops,
+            hops: sets.hops,
         })
     }
 
@@ -187,16 +200,8 @@ impl Routing {
         built: &Routing,
     ) -> Routing {
         let n = adj.len();
-        let mut hops: Vec<PortId> = Vec::new();
-        let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
-        let mut intern = |set: &[PortId]| -> (u32, u32) {
-            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
-                let s = hops.len() as u32;
-                hops.extend_from_slice(set);
-                s
-            });
-            (start, set.len() as u32)
-        };
+        let mut sets = PortSets::default();
+        let mut intern = |set: &[PortId]| sets.intern(set);
         let host: Vec<HostRoute> = built
             .host
             .iter()
@@ -238,7 +243,7 @@ impl Routing {
             n_leaves,
             host,
             entries,
-            hops,
+            hops: sets.hops,
         }
     }
 
@@ -322,6 +327,16 @@ mod tests {
         assert_eq!(r.n_entries(), 4 * 2 + 2 * 4);
     }
 
+    /// A topology's adjacency, ports numbered as the network numbers them.
+    fn adjacency(t: &crate::net::topology::TopologySpec) -> Vec<Vec<(PortId, NodeId)>> {
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
+        for (i, l) in t.links.iter().enumerate() {
+            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
+            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
+        }
+        adj
+    }
+
     /// `adj` without the two directions of the link `port` feeds (ports
     /// of a link are numbered one after the other).
     fn without_link(adj: &[Vec<(PortId, NodeId)>], port: u32) -> Vec<Vec<(PortId, NodeId)>> {
@@ -374,11 +389,7 @@ mod tests {
         use crate::time::{Duration, Rate};
         let gbps = Rate::gbps(10);
         let t = fat_tree(4, 4, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
-        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
-        for (i, l) in t.links.iter().enumerate() {
-            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
-            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
-        }
+        let adj = adjacency(&t);
         let built = Routing::compute(16, &adj, &t.names).unwrap();
         // The first core link of the aggregation switch host 0's packets
         // reach first fails.
@@ -440,11 +451,7 @@ mod tests {
         // k = 8: 128 hosts, 32 ToRs, 32 aggregation and 16 core switches.
         let gbps = Rate::gbps(10);
         let t = fat_tree(8, 8, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
-        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
-        for (i, l) in t.links.iter().enumerate() {
-            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
-            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
-        }
+        let adj = adjacency(&t);
         let r = Routing::compute(128, &adj, &t.names).unwrap();
         // 80 switches × 32 leaves, plus two per host: not nodes × hosts
         // (208 × 128), which grows as k^6 and was 6.9 GB at k = 48.
