@@ -613,9 +613,11 @@ impl<T: Transport> Piece for Group<'_, T> {
                         stage.events.schedule(now + iv, tie, Event::LinkSample);
                     }
                 }
-                Some(SampleKind::Fault(i)) => {
-                    let (net, events) = (&mut *stage.net, &mut *stage.events);
-                    Simulation::<T>::run_fault(net, i, now, &ours, events, fault_marks);
+                Some(SampleKind::Fault) => {
+                    if let Event::Fault(i) = ev {
+                        let (net, events) = (&mut *stage.net, &mut *stage.events);
+                        Simulation::<T>::run_fault(net, i, now, &ours, events, fault_marks);
+                    }
                 }
                 Some(SampleKind::Series) => {
                     if let Some(series) = stage.series.as_deref_mut() {
