@@ -47,6 +47,9 @@ impl Config {
             Some(t) => Some(t.spec(&topo)?),
             None => None,
         };
+        let detection = super::events::detection(self.network.failure_detection.as_deref())?;
+        net_params.faults = super::events::plan(&self.events, detection, &topo, self.seed)?
+            .map(std::sync::Arc::new);
         let net = Network::build(&topo, net_params.clone(), &streams)?;
         sanity::check_hop_limit(&topo, self.network.hop_limit)?;
         if self.workload.is_empty() {
@@ -154,6 +157,16 @@ impl Config {
                     "FastLane decides what switches do with refused packets: leave `refusal` out",
                 ));
             }
+        }
+        if n.hop_limit > crate::net::fault::MAX_HOP_LIMIT {
+            return Err(Error::config(
+                "network.hop_limit",
+                format!(
+                    "must be at most {} (the counts above mark lost packets), got {}",
+                    crate::net::fault::MAX_HOP_LIMIT,
+                    n.hop_limit
+                ),
+            ));
         }
         if n.hop_limit < 2 {
             return Err(Error::config(
@@ -268,6 +281,7 @@ impl Config {
             refusal: n.refusal,
             fastlane: n.fastlane.clone(),
             trace: None,
+            faults: None,
         }
     }
 

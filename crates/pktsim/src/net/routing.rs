@@ -68,6 +68,24 @@ fn switch_distances(
     }
 }
 
+/// Into `set`, the ports of switch `u` that lead to a switch one step
+/// closer to the leaf whose distances are `dist`.
+fn closer_hops(
+    adj: &[Vec<(PortId, NodeId)>],
+    n_hosts: usize,
+    u: usize,
+    dist: &[u32],
+    set: &mut Vec<PortId>,
+) {
+    set.clear();
+    for &(p, v) in &adj[u] {
+        let v = v.idx();
+        if v >= n_hosts && dist[v] != u32::MAX && dist[v] + 1 == dist[u] {
+            set.push(p);
+        }
+    }
+}
+
 impl Routing {
     /// Compute routes. `adj[node]` lists `(port, peer)` for the node's output
     /// ports; nodes `0..n_hosts` are hosts, each with exactly one port, to a
@@ -136,14 +154,7 @@ impl Routing {
                 if u == leaf.idx() || dist[u] == u32::MAX {
                     continue;
                 }
-                set.clear();
-                for &(p, v) in &adj[u] {
-                    // The next hop must be a switch one step closer.
-                    let v = v.idx();
-                    if v >= n_hosts && dist[v] != u32::MAX && dist[v] + 1 == dist[u] {
-                        set.push(p);
-                    }
-                }
+                closer_hops(adj, n_hosts, u, &dist, &mut set);
                 entries[(u - n_hosts) * n_leaves + l] = intern(&set);
             }
         }
@@ -162,6 +173,78 @@ impl Routing {
             entries,
             hops,
         })
+    }
+
+    /// Routes over `adj`, a part of the links the routes `built` were
+    /// computed on (some failed), keeping `built`'s hosts and leaves: each
+    /// switch's next hops towards a leaf are those on its shortest paths
+    /// over the links left; where no path is left, `built`'s (the packets
+    /// then reach a failed link and are dropped there, and their flows
+    /// wait for it to come back, as a network without another path does).
+    pub fn compute_around(
+        n_hosts: usize,
+        adj: &[Vec<(PortId, NodeId)>],
+        built: &Routing,
+    ) -> Routing {
+        let n = adj.len();
+        let mut hops: Vec<PortId> = Vec::new();
+        let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
+        let mut intern = |set: &[PortId]| -> (u32, u32) {
+            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
+                let s = hops.len() as u32;
+                hops.extend_from_slice(set);
+                s
+            });
+            (start, set.len() as u32)
+        };
+        let host: Vec<HostRoute> = built
+            .host
+            .iter()
+            .map(|h| HostRoute {
+                nic: intern(built.slice(h.nic)),
+                down: intern(built.slice(h.down)),
+                ..*h
+            })
+            .collect();
+        let mut leaves = vec![NodeId(0); built.n_leaves];
+        for h in &built.host {
+            leaves[h.leaf as usize] = h.attach;
+        }
+        let n_leaves = built.n_leaves;
+        let mut entries = vec![(0u32, 0u32); (n - n_hosts) * n_leaves];
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        let mut set = Vec::new();
+        for (l, &leaf) in leaves.iter().enumerate() {
+            switch_distances(adj, n_hosts, leaf, &mut dist, &mut queue);
+            for u in n_hosts..n {
+                if u == leaf.idx() {
+                    continue;
+                }
+                let i = (u - n_hosts) * n_leaves + l;
+                set.clear();
+                if dist[u] != u32::MAX {
+                    closer_hops(adj, n_hosts, u, &dist, &mut set);
+                }
+                entries[i] = if set.is_empty() {
+                    intern(built.slice(built.entries[i]))
+                } else {
+                    intern(&set)
+                };
+            }
+        }
+        Routing {
+            n_hosts,
+            n_leaves,
+            host,
+            entries,
+            hops,
+        }
+    }
+
+    /// The ports of a `(start, len)` range into `hops`.
+    fn slice(&self, (s, l): (u32, u32)) -> &[PortId] {
+        &self.hops[s as usize..(s + l) as usize]
     }
 
     /// Equal-cost egress ports at `node` towards host `dst`.

@@ -34,6 +34,9 @@ impl Network {
         for p in &mut self.ports {
             p.remote = ours(p.owner) && !ours(p.peer);
         }
+        for i in 0..self.ports.len() {
+            self.refresh_detour(PortId(i as u32));
+        }
     }
 
     /// The packets put on remote links since the last call, in the order
@@ -128,6 +131,9 @@ impl Network {
         }
         for p in &mut self.ports {
             p.remote = false;
+        }
+        for i in 0..self.ports.len() {
+            self.refresh_detour(PortId(i as u32));
         }
     }
 }
