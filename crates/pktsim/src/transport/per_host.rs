@@ -179,31 +179,48 @@ impl<P: HostProtocol> Transport for PerHost<P> {
 /// destination receives, counting in flow-id order. A host's sender table
 /// has `n_send(host)` entries and its receiver table `n_recv(host)`; a
 /// host's flows in slot order are its flows in id order.
+///
+/// Each flow's two hosts are kept too, for the calls that are given a host
+/// and must first tell whether it is the flow's source or destination
+/// ([`FlowSlots::send_slot_at`], [`FlowSlots::recv_slot_at`]: the time
+/// series). The packet path never reads them: a packet's handler already
+/// acts at the right host and takes `send(f)` or `recv(f)` directly.
 #[derive(Clone, Debug, Default)]
 pub struct FlowSlots {
     send: Vec<u32>,
     recv: Vec<u32>,
     n_send: Vec<u32>,
     n_recv: Vec<u32>,
+    /// Each flow's (source, destination).
+    ends: Vec<(NodeId, NodeId)>,
 }
 
 impl FlowSlots {
     /// The slots of every flow of the run.
     pub fn new(env: &Setup) -> Self {
-        let n_hosts = env.n_hosts() as usize;
+        let ends = (0..env.n_flows()).map(|i| {
+            let spec = env.flow(FlowId(i as u32));
+            (spec.src, spec.dst)
+        });
+        FlowSlots::from_ends(env.n_hosts() as usize, ends)
+    }
+    /// The slots of flows `0..` with these (source, destination) pairs, on
+    /// `n_hosts` hosts.
+    fn from_ends(n_hosts: usize, ends: impl ExactSizeIterator<Item = (NodeId, NodeId)>) -> Self {
+        let n = ends.len();
         let mut s = FlowSlots {
-            send: Vec::with_capacity(env.n_flows()),
-            recv: Vec::with_capacity(env.n_flows()),
+            send: Vec::with_capacity(n),
+            recv: Vec::with_capacity(n),
             n_send: vec![0; n_hosts],
             n_recv: vec![0; n_hosts],
+            ends: Vec::with_capacity(n),
         };
-        for i in 0..env.n_flows() {
-            let spec = env.flow(FlowId(i as u32));
-            let (src, dst) = (spec.src.idx(), spec.dst.idx());
-            s.send.push(s.n_send[src]);
-            s.n_send[src] += 1;
-            s.recv.push(s.n_recv[dst]);
-            s.n_recv[dst] += 1;
+        for (src, dst) in ends {
+            s.send.push(s.n_send[src.idx()]);
+            s.n_send[src.idx()] += 1;
+            s.recv.push(s.n_recv[dst.idx()]);
+            s.n_recv[dst.idx()] += 1;
+            s.ends.push((src, dst));
         }
         s
     }
@@ -224,5 +241,98 @@ impl FlowSlots {
     /// How many flows `host` receives.
     pub fn n_recv(&self, host: NodeId) -> usize {
         self.n_recv.get(host.idx()).map_or(0, |&n| n as usize)
+    }
+    /// The flow's source host (`None` for a flow not in the run).
+    pub fn source(&self, f: FlowId) -> Option<NodeId> {
+        self.ends.get(f.idx()).map(|e| e.0)
+    }
+    /// The flow's destination host (`None` for a flow not in the run).
+    pub fn destination(&self, f: FlowId) -> Option<NodeId> {
+        self.ends.get(f.idx()).map(|e| e.1)
+    }
+    /// The flow's index in `host`'s sender table if `host` is its source;
+    /// `None` if it is not, or the flow is not in the run. For calls given
+    /// any host (the time series), not the packet path.
+    pub fn send_slot_at(&self, host: NodeId, f: FlowId) -> Option<usize> {
+        (self.source(f)? == host).then(|| self.send(f))
+    }
+    /// The flow's index in `host`'s receiver table if `host` is its
+    /// destination; `None` if it is not, or the flow is not in the run. For
+    /// calls given any host (the time series), not the packet path.
+    pub fn recv_slot_at(&self, host: NodeId, f: FlowId) -> Option<usize> {
+        (self.destination(f)? == host).then(|| self.recv(f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three hosts; flows 0: 0→1, 1: 2→1, 2: 0→2, 3: 1→0.
+    fn slots() -> FlowSlots {
+        let ends = [(0, 1), (2, 1), (0, 2), (1, 0)].map(|(s, d)| (NodeId(s), NodeId(d)));
+        FlowSlots::from_ends(3, ends.into_iter())
+    }
+
+    #[test]
+    fn slots_count_each_hosts_flows_in_id_order() {
+        let s = slots();
+        let send: Vec<usize> = (0..4).map(|f| s.send(FlowId(f))).collect();
+        let recv: Vec<usize> = (0..4).map(|f| s.recv(FlowId(f))).collect();
+        assert_eq!(send, [0, 0, 1, 0]);
+        assert_eq!(recv, [0, 1, 0, 0]);
+        let n_send: Vec<usize> = (0..4).map(|h| s.n_send(NodeId(h))).collect();
+        let n_recv: Vec<usize> = (0..4).map(|h| s.n_recv(NodeId(h))).collect();
+        // Host 3 is not in the run: no flows.
+        assert_eq!(n_send, [2, 1, 1, 0]);
+        assert_eq!(n_recv, [1, 2, 1, 0]);
+    }
+
+    #[test]
+    fn ends_are_each_flows_hosts() {
+        let s = slots();
+        assert_eq!(s.source(FlowId(1)), Some(NodeId(2)));
+        assert_eq!(s.destination(FlowId(1)), Some(NodeId(1)));
+        assert_eq!(s.source(FlowId(4)), None);
+        assert_eq!(s.destination(FlowId(4)), None);
+    }
+
+    #[test]
+    fn send_slot_only_at_the_source() {
+        let s = slots();
+        assert_eq!(s.send_slot_at(NodeId(0), FlowId(0)), Some(0));
+        assert_eq!(s.send_slot_at(NodeId(0), FlowId(2)), Some(1));
+        assert_eq!(s.send_slot_at(NodeId(2), FlowId(1)), Some(0));
+        // The destination, a host not on the flow, a host not in the run.
+        assert_eq!(s.send_slot_at(NodeId(1), FlowId(0)), None);
+        assert_eq!(s.send_slot_at(NodeId(2), FlowId(0)), None);
+        assert_eq!(s.send_slot_at(NodeId(9), FlowId(0)), None);
+        // A flow id out of range.
+        assert_eq!(s.send_slot_at(NodeId(0), FlowId(4)), None);
+        assert_eq!(s.send_slot_at(NodeId(0), FlowId(u32::MAX)), None);
+    }
+
+    #[test]
+    fn recv_slot_only_at_the_destination() {
+        let s = slots();
+        assert_eq!(s.recv_slot_at(NodeId(1), FlowId(0)), Some(0));
+        assert_eq!(s.recv_slot_at(NodeId(1), FlowId(1)), Some(1));
+        assert_eq!(s.recv_slot_at(NodeId(2), FlowId(2)), Some(0));
+        assert_eq!(s.recv_slot_at(NodeId(0), FlowId(3)), Some(0));
+        // The source, a host not on the flow, a host not in the run.
+        assert_eq!(s.recv_slot_at(NodeId(0), FlowId(0)), None);
+        assert_eq!(s.recv_slot_at(NodeId(2), FlowId(0)), None);
+        assert_eq!(s.recv_slot_at(NodeId(9), FlowId(0)), None);
+        // A flow id out of range.
+        assert_eq!(s.recv_slot_at(NodeId(1), FlowId(4)), None);
+        assert_eq!(s.recv_slot_at(NodeId(1), FlowId(u32::MAX)), None);
+    }
+
+    #[test]
+    fn a_flow_to_its_own_source_has_both_slots_there() {
+        let s = FlowSlots::from_ends(2, [(NodeId(1), NodeId(1))].into_iter());
+        assert_eq!(s.send_slot_at(NodeId(1), FlowId(0)), Some(0));
+        assert_eq!(s.recv_slot_at(NodeId(1), FlowId(0)), Some(0));
+        assert_eq!(s.send_slot_at(NodeId(0), FlowId(0)), None);
     }
 }

@@ -204,9 +204,9 @@ pub struct PfabricProtocol {
     params: PfabricParams,
     slots: FlowSlots,
     receivers: Receivers,
-    /// Each flow's source, destination and size (the time series tells
-    /// sender from receiver, and a receiver done with its flow).
-    ends: Vec<(NodeId, NodeId, u64)>,
+    /// Each flow's size (the time series tells a receiver done with its
+    /// flow).
+    sizes: Vec<u64>,
 }
 
 /// pFabric hosts for every flow of a run: the run loop's transport.
@@ -219,7 +219,7 @@ impl PfabricProtocol {
             params,
             slots: FlowSlots::default(),
             receivers: Receivers::default(),
-            ends: Vec::new(),
+            sizes: Vec::new(),
         }
     }
 
@@ -379,11 +379,8 @@ impl HostProtocol for PfabricProtocol {
     fn setup(&mut self, env: &Setup) -> Result<()> {
         self.slots = FlowSlots::new(env);
         *self.receivers.0.get_mut() = vec![AckReceiver::default(); env.n_flows()];
-        self.ends = (0..env.n_flows())
-            .map(|i| {
-                let spec = env.flow(FlowId(i as u32));
-                (spec.src, spec.dst, spec.size)
-            })
+        self.sizes = (0..env.n_flows())
+            .map(|i| env.flow(FlowId(i as u32)).size)
             .collect();
         Ok(())
     }
@@ -492,13 +489,10 @@ impl HostProtocol for PfabricProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        let Some(&(src, dst, size)) = self.ends.get(f.idx()) else {
-            return;
-        };
-        if at == src {
+        if let Some(slot) = self.slots.send_slot_at(at, f) {
             let Some(s) = h
                 .senders
-                .get(self.slots.send(f))
+                .get(slot)
                 .and_then(Option::as_ref)
                 .filter(|s| !s.done)
             else {
@@ -512,9 +506,9 @@ impl HostProtocol for PfabricProtocol {
             out("bytes_acked", s.snd_una as f64);
             out("timeouts", f64::from(s.timeouts));
             out("probing", f64::from(u8::from(s.probing)));
-        } else if at == dst {
+        } else if self.slots.recv_slot_at(at, f).is_some() {
             let receivers = self.receivers.0.borrow();
-            let Some(r) = receivers.get(f.idx()) else {
+            let (Some(r), Some(&size)) = (receivers.get(f.idx()), self.sizes.get(f.idx())) else {
                 return;
             };
             let held = r.ooo_bytes();

@@ -256,8 +256,6 @@ pub struct PhostHost {
 pub struct PhostProtocol {
     params: PhostParams,
     slots: FlowSlots,
-    /// Each flow's source (the time series tells sender from receiver).
-    sources: Vec<NodeId>,
     /// Give every host token and data logs (tests; set before the run).
     pub logs: bool,
 }
@@ -279,7 +277,6 @@ impl PhostProtocol {
         PhostProtocol {
             params,
             slots: FlowSlots::default(),
-            sources: Vec::new(),
             logs: false,
         }
     }
@@ -521,9 +518,6 @@ impl HostProtocol for PhostProtocol {
 
     fn setup(&mut self, env: &Setup) -> Result<()> {
         self.slots = FlowSlots::new(env);
-        self.sources = (0..env.n_flows())
-            .map(|i| env.flow(FlowId(i as u32)).src)
-            .collect();
         Ok(())
     }
 
@@ -646,8 +640,8 @@ impl HostProtocol for PhostProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if self.sources.get(f.idx()) == Some(&at) {
-            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+        if let Some(slot) = self.slots.send_slot_at(at, f) {
+            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
                 return;
             };
             let free = s.tokens.iter().filter(|t| t.seq <= s.free).count();
@@ -656,9 +650,10 @@ impl HostProtocol for PhostProtocol {
             out("tokens_received", f64::from(s.tokens_received));
             out("tokens_expired", f64::from(s.tokens_expired));
             out("remaining_packets", f64::from(s.remaining));
-        } else if let Some(r) = h
-            .recv
-            .get(self.slots.recv(f))
+        } else if let Some(r) = self
+            .slots
+            .recv_slot_at(at, f)
+            .and_then(|slot| h.recv.get(slot))
             .filter(|r| r.started && !r.finished)
         {
             let unechoed = r.count.saturating_sub(r.largest_seq_echoed);

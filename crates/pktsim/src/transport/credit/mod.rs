@@ -240,8 +240,6 @@ pub struct CreditProtocol {
     slots: FlowSlots,
     /// Base RTT (twice the path's propagation delay) per flow.
     base_rtt: Vec<Duration>,
-    /// Each flow's source (the time series tells sender from receiver).
-    sources: Vec<NodeId>,
     t_wait: Duration,
     /// Set before the run: every host logs the credits it receives
     /// ([`CreditHost::credit_log`], tests).
@@ -306,7 +304,6 @@ impl CreditProtocol {
             common,
             slots: FlowSlots::default(),
             base_rtt: Vec::new(),
-            sources: Vec::new(),
             t_wait: Duration::ZERO,
             log_credits: false,
         }
@@ -350,7 +347,6 @@ impl HostProtocol for CreditProtocol {
             })
             .collect();
         self.t_wait = with_design!(&self.design, d => d.t_wait(&self.base_rtt));
-        self.sources = (0..n).map(|i| env.flow(FlowId(i as u32)).src).collect();
         Ok(())
     }
 
@@ -433,8 +429,8 @@ impl HostProtocol for CreditProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if self.sources.get(f.idx()) == Some(&at) {
-            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+        if let Some(slot) = self.slots.send_slot_at(at, f) {
+            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
                 return;
             };
             s.state(out);
@@ -442,9 +438,10 @@ impl HostProtocol for CreditProtocol {
                 s.first.state(out);
             }
             with_design!(&self.design, d => d.sender_state(self, s, out));
-        } else if let Some(r) = h
-            .recv
-            .get(self.slots.recv(f))
+        } else if let Some(r) = self
+            .slots
+            .recv_slot_at(at, f)
+            .and_then(|slot| h.recv.get(slot))
             .filter(|r| r.started && !r.done)
         {
             r.state(out);

@@ -151,8 +151,6 @@ pub struct EpochProtocol {
     /// Each flow's place in its source's sender and its destination's
     /// receiver table.
     slots: FlowSlots,
-    /// Each flow's source (the time series tells sender from receiver).
-    sources: Vec<NodeId>,
     /// Schedules on the wire (see [`Mailbox`]).
     schedules: std::sync::Arc<Mailbox<Schedule>>,
 }
@@ -187,7 +185,6 @@ impl EpochProtocol {
             arbiter: NodeId(0),
             n_hosts: 0,
             slots: FlowSlots::default(),
-            sources: Vec::new(),
             schedules: Default::default(),
         }
     }
@@ -363,9 +360,6 @@ impl HostProtocol for EpochProtocol {
         self.epoch = Duration::from_ps(twice.ps() / 2);
         self.spacing = Duration::from_ps(self.epoch.ps() / es);
         self.slots = FlowSlots::new(env);
-        self.sources = (0..env.n_flows())
-            .map(|i| env.flow(FlowId(i as u32)).src)
-            .collect();
         Ok(())
     }
 
@@ -435,15 +429,15 @@ impl HostProtocol for EpochProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if self.sources.get(f.idx()) == Some(&at) {
-            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+        if let Some(slot) = self.slots.send_slot_at(at, f) {
+            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
                 return;
             };
             let scheduled = h.due.iter().filter(|d| d.0 .1 == f).count();
             out("demand_packets", f64::from(s.remaining));
             out("scheduled_packets", scheduled as f64);
             out("acked_packets", f64::from(s.n_acked));
-        } else if let Some(r) = h.recv.get(self.slots.recv(f)) {
+        } else if let Some(r) = self.slots.recv_slot_at(at, f).and_then(|i| h.recv.get(i)) {
             let got = r.received.count();
             if got > 0 && got < r.received.len() {
                 out("received_packets", f64::from(got));

@@ -327,9 +327,6 @@ pub struct FastpassProtocol {
     /// Each flow's place in its source's sender and its destination's
     /// receiver table.
     slots: FlowSlots,
-    /// Each flow's source and destination (the time series tells sender
-    /// from receiver, and finds the destination's demand).
-    ends: Vec<(NodeId, NodeId)>,
     /// Requests and allocations on the wire (see [`Mailbox`]).
     mailbox: std::sync::Arc<Mailbox<Msg>>,
     /// Set before the run: every host logs the data packets it sends
@@ -366,7 +363,6 @@ impl FastpassProtocol {
             slot: Duration::ZERO,
             arbiter: NodeId(0),
             slots: FlowSlots::default(),
-            ends: Vec::new(),
             mailbox: Default::default(),
             log_data: false,
         }
@@ -809,12 +805,6 @@ impl HostProtocol for FastpassProtocol {
             .unwrap_or_else(|| env.host_rate(NodeId(0)).tx_time((f.mss + f.header) as u64));
         self.arbiter = self.params.arbiter.unwrap_or(NodeId(n.saturating_sub(1)));
         self.slots = FlowSlots::new(env);
-        self.ends = (0..env.n_flows())
-            .map(|i| {
-                let spec = env.flow(FlowId(i as u32));
-                (spec.src, spec.dst)
-            })
-            .collect();
         Ok(())
     }
 
@@ -918,11 +908,11 @@ impl HostProtocol for FastpassProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        let Some(&(src, dst)) = self.ends.get(f.idx()) else {
-            return;
-        };
-        if at == src {
-            let Some(s) = h.send.get(self.slots.send(f)).filter(|s| s.active) else {
+        if let Some(slot) = self.slots.send_slot_at(at, f) {
+            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
+                return;
+            };
+            let Some(dst) = self.slots.destination(f) else {
                 return;
             };
             out("demand_packets", f64::from(s.queued));
@@ -935,10 +925,7 @@ impl HostProtocol for FastpassProtocol {
                 out("dest_granted_slots", d.granted as f64);
                 out("dest_pending_slots", pending as f64);
             }
-        } else if at == dst {
-            let Some(r) = h.recv.get(self.slots.recv(f)) else {
-                return;
-            };
+        } else if let Some(r) = self.slots.recv_slot_at(at, f).and_then(|i| h.recv.get(i)) {
             let got = r.received.count();
             if got > 0 && got < r.received.len() {
                 out("received_packets", f64::from(got));

@@ -161,8 +161,6 @@ pub struct TcpProtocol<C = Cc> {
     shift: u8,
     /// Where each flow sits in its hosts' tables (built at setup).
     slots: FlowSlots,
-    /// Each flow's source host, to find its sender for inspection.
-    sources: Vec<NodeId>,
 }
 
 impl TcpProtocol {
@@ -185,7 +183,6 @@ impl<C: CongestionControl + Clone> TcpProtocol<C> {
             controller,
             shift,
             slots: FlowSlots::default(),
-            sources: Vec::new(),
         }
     }
 
@@ -197,7 +194,7 @@ impl<C: CongestionControl + Clone> TcpProtocol<C> {
     /// The sender of flow `f`, which lives in its source's state among
     /// `hosts` (for tests and inspection; `None` before it starts).
     pub fn sender<'a>(&self, hosts: &'a [TcpHost<C>], f: FlowId) -> Option<&'a Sender<C>> {
-        let src = self.sources.get(f.idx())?;
+        let src = self.slots.source(f)?;
         hosts.get(src.idx())?.sender(self.slots.send(f))
     }
 
@@ -664,9 +661,6 @@ impl<C: CongestionControl + Clone + Send> HostProtocol for TcpProtocol<C> {
 
     fn setup(&mut self, env: &Setup) -> crate::Result<()> {
         self.slots = FlowSlots::new(env);
-        self.sources = (0..env.n_flows())
-            .map(|i| env.flow(FlowId(i as u32)).src)
-            .collect();
         Ok(())
     }
 
@@ -798,8 +792,8 @@ impl<C: CongestionControl + Clone + Send> HostProtocol for TcpProtocol<C> {
     ) {
         // The sender's state, at the source, until every byte is
         // acknowledged.
-        if self.sources.get(f.idx()) == Some(&at) {
-            if let Some(s) = host.sender(self.slots.send(f)).filter(|s| !s.done) {
+        if let Some(slot) = self.slots.send_slot_at(at, f) {
+            if let Some(s) = host.sender(slot).filter(|s| !s.done) {
                 s.state(out);
             }
         }
