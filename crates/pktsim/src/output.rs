@@ -496,6 +496,7 @@ mod tests {
             trace: None,
             timeseries: vec![],
             counters: Counters::default(),
+            faults: Vec::new(),
             events: 10,
             sim_time: Time(1_000_000),
             wall_time: std::time::Duration::from_millis(3),

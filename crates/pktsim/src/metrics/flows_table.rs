@@ -137,6 +137,7 @@ mod tests {
             trace: None,
             timeseries: vec![],
             counters: Counters::default(),
+            faults: Vec::new(),
             events: 1,
             sim_time: Time(10_000_000),
             wall_time: std::time::Duration::ZERO,

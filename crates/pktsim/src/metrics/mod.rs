@@ -213,18 +213,25 @@ pub enum DropReason {
     Protocol = 3,
     /// It reached a switch having crossed the network's hop limit (a TTL).
     HopLimit = 4,
+    /// It was queued for, or on the wire of, a link that went down, or was
+    /// offered to a link while down (`[[event]]`, `action = "down"`).
+    LinkDown = 5,
+    /// A lossy link lost it (`[[event]]`, `action = "loss"`: a gray failure).
+    LinkLoss = 6,
 }
 
 impl DropReason {
     /// Number of reasons.
     pub const COUNT: usize = Self::ALL.len();
     /// All reasons, in index order.
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::BufferFull,
         DropReason::Evicted,
         DropReason::Aqm,
         DropReason::Protocol,
         DropReason::HopLimit,
+        DropReason::LinkDown,
+        DropReason::LinkLoss,
     ];
     /// Name used in summaries.
     pub fn name(self) -> &'static str {
@@ -234,6 +241,8 @@ impl DropReason {
             DropReason::Aqm => "aqm",
             DropReason::Protocol => "protocol",
             DropReason::HopLimit => "hop_limit",
+            DropReason::LinkDown => "link_down",
+            DropReason::LinkLoss => "link_loss",
         }
     }
 }
@@ -268,6 +277,19 @@ impl DropSite {
     }
 }
 
+/// A scheduled change to the network (`[[event]]`) as the run applied it:
+/// when, what, and the run's packet counters just before it, so that what
+/// happened before, during and after a failure can be told apart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultMark {
+    /// When the change took effect.
+    pub at: Time,
+    /// What changed, in words (e.g. `"down link leaf0-spine1"`).
+    pub what: String,
+    /// The network's counters just before the change.
+    pub counters_before: Counters,
+}
+
 /// Everything a finished run hands to the output writer.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
@@ -286,6 +308,9 @@ pub struct RunOutput {
     pub timeseries: Vec<timeseries::SeriesRow>,
     /// Network-wide packet counters.
     pub counters: Counters,
+    /// The scheduled network changes the run applied, in time order (empty
+    /// without `[[event]]`s).
+    pub faults: Vec<FaultMark>,
     /// Events processed.
     pub events: u64,
     /// Simulated time at the end of the run.

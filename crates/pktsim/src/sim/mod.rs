@@ -122,6 +122,8 @@ pub struct Simulation<T: Transport> {
     link_samples: Vec<LinkSample>,
     /// The per-flow time series, when followed.
     series: Option<FlowSeries>,
+    /// The scheduled network changes applied so far.
+    fault_marks: Vec<crate::metrics::FaultMark>,
     seed: u64,
     wall: std::time::Duration,
     set_up: bool,
@@ -193,6 +195,7 @@ impl<T: Transport> Simulation<T> {
             samples: Vec::new(),
             link_samples: Vec::new(),
             series,
+            fault_marks: Vec::new(),
             seed,
             wall: std::time::Duration::ZERO,
             set_up: false,
@@ -548,6 +551,7 @@ impl<T: Transport> Simulation<T> {
                 .map(FlowSeries::finish)
                 .unwrap_or_default(),
             counters: self.net.counters().clone(),
+            faults: std::mem::take(&mut self.fault_marks),
             events: self.n_events,
             sim_time: self.events.now(),
             wall_time: self.wall,

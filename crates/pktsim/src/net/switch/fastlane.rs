@@ -223,7 +223,11 @@ impl FastLaneHook {
             DropReason::BufferFull => true,
             DropReason::Evicted => self.cfg.notify_evictions,
             DropReason::Aqm => self.cfg.notify_aqm_drops,
-            DropReason::Protocol | DropReason::HopLimit => false,
+            // A dead or lossy link is not congestion: nothing to slow down for.
+            DropReason::Protocol
+            | DropReason::HopLimit
+            | DropReason::LinkDown
+            | DropReason::LinkLoss => false,
         }
     }
 }
