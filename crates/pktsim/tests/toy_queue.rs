@@ -78,7 +78,11 @@ fn the_toy_lifo_reorders_what_drop_tail_delivers_in_order() {
     // bottom waits while later packets overtake it, and the duplicate
     // ACKs they raise make TCP resend what was only late.
     assert_eq!(retransmits(&fifo), 0);
-    assert!(retransmits(&lifo) > 0, "LIFO must reorder: {:?}", lifo.counters);
+    assert!(
+        retransmits(&lifo) > 0,
+        "LIFO must reorder: {:?}",
+        lifo.counters
+    );
     assert!(lifo.counters.sent[0] > fifo.counters.sent[0]);
 }
 
@@ -91,10 +95,10 @@ fn an_unregistered_name_is_a_config_error_not_a_panic() {
         incast(1, 1, 1000)
     );
     let cfg = Config::from_toml_str(&toml, "<test>").expect("parses");
-    let err = cfg
-        .prepare(std::path::Path::new("."))
-        .expect_err("nobody registered toy_nobody")
-        .to_string();
+    let Err(err) = cfg.prepare(std::path::Path::new(".")) else {
+        panic!("nobody registered toy_nobody");
+    };
+    let err = err.to_string();
     assert!(err.contains("network.switch_queue.name"), "{err}");
     assert!(err.contains("toy_nobody"), "{err}");
     // A registered one prepares.
