@@ -24,6 +24,7 @@ pub mod custom;
 pub mod ecn;
 pub mod fifo;
 pub mod held;
+pub mod link_down;
 pub mod notice_lane;
 pub mod pfabric;
 pub mod pfabric_index;
@@ -41,6 +42,7 @@ pub use custom::{register, CustomQueue};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use held::Held;
+pub use link_down::LinkDownQueue;
 pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
 pub use rate_limit::{RateLimited, TokenBucket};
@@ -539,6 +541,8 @@ disciplines! {
         CreditPort(CreditPort),
         /// A discipline registered from outside the library.
         Custom(CustomQueue),
+        /// A down link's queue (see [`link_down`]).
+        LinkDown(LinkDownQueue),
     }
 }
 
