@@ -130,6 +130,16 @@ def test_run_result_phases(failed_run: Path) -> None:
                           (20_000.0, "up link leaf0-spine1")]
 
 
+def test_sweep_columns_per_phase(failed_run: Path) -> None:
+    from pktsim.sweep import flatten_summary
+
+    flat = flatten_summary(pktsim.RunResult(failed_run).summary)
+    assert flat["phases.1.drops.data.link_down"] == 37
+    assert flat["phases.1.unfinished"] == 20
+    assert flat["phases.2.what"] == "up link leaf0-spine1"
+    assert "phases" not in flat
+
+
 def test_no_failures_section_without_changes(tmp_path: Path) -> None:
     d = write_failed_run(tmp_path / "run", links=False, faults=False)
     res = pktsim.RunResult(d)
