@@ -44,6 +44,7 @@ use crate::workload::{Workload, WorkloadConfig};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+pub mod events;
 pub mod paths;
 mod prepare;
 pub mod sanity;
@@ -79,6 +80,10 @@ pub struct Config {
     /// Memory and event limits (see [`crate::resources`]).
     #[serde(default, skip_serializing_if = "LimitsConfig::is_default")]
     pub limits: LimitsConfig,
+    /// Scheduled failures and changes: `[[event]]` tables (see
+    /// [`events`]).
+    #[serde(default, rename = "event", skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<events::EventConfig>,
 }
 
 fn d_seed() -> u64 {
@@ -141,6 +146,10 @@ pub struct NetworkConfig {
     /// `summary.json`. Written to the resolved config only when set.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_mismatch: bool,
+    /// When routing reacts to `[[event]]` failures and recoveries: `"0"`
+    /// (default: at once), a time such as `"1ms"`, or `"never"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_detection: Option<String>,
 }
 
 impl NetworkConfig {
@@ -224,6 +233,7 @@ impl Default for NetworkConfig {
             refusal: Refusal::Drop,
             fastlane: None,
             allow_mismatch: false,
+            failure_detection: None,
         }
     }
 }

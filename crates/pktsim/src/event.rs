@@ -38,6 +38,9 @@ pub enum Event {
     /// Read the followed flows' state (`[output.timeseries]` with an
     /// interval).
     SeriesSample,
+    /// Run moment `i` of the network's fault plan (`[[event]]`s; see
+    /// [`crate::net::fault`]).
+    Fault(u32),
 }
 
 impl From<NetEvent> for Event {
@@ -54,8 +57,12 @@ impl From<NetEvent> for Event {
 impl Event {
     /// The phase of transport timers (after the network's phases).
     pub const PHASE_TIMER: u8 = NetEvent::PHASES;
-    /// The phase of samples: last in an instant.
+    /// The phase of samples: after the instant's packets and timers.
     pub const PHASE_SAMPLE: u8 = NetEvent::PHASES + 1;
+    /// The phase of scheduled network changes: last in an instant, so that
+    /// a change at T finds what T's packets did, and T's samples see the
+    /// network as it was before it.
+    pub const PHASE_FAULT: u8 = NetEvent::PHASES + 2;
     /// Timer kinds a transport may use: the kind is part of the timer's
     /// id, in 5 bits beside its 32-bit number.
     pub const TIMER_KINDS: u8 = 32;
@@ -78,6 +85,7 @@ impl Event {
             Event::Sample => Tie::new(Self::PHASE_SAMPLE, owner.0, 0),
             Event::LinkSample => Tie::new(Self::PHASE_SAMPLE, owner.0, 1),
             Event::SeriesSample => Tie::new(Self::PHASE_SAMPLE, owner.0, 2),
+            Event::Fault(i) => Tie::new(Self::PHASE_FAULT, owner.0, i as u64),
         }
     }
 }
@@ -104,6 +112,8 @@ mod tests {
             Event::Timer { id: max, kind: 0 },
             Event::Timer { id: 0, kind: 31 },
             Event::Sample,
+            Event::Fault(0),
+            Event::Fault(max),
         ];
         let owner = NodeId(Tie::MAX_OWNER);
         let ties: Vec<Tie> = events.iter().map(|e| e.tie(owner)).collect();

@@ -50,12 +50,12 @@ const EVENTS_PER_PACKET: u64 = 8;
 /// Bytes of one queue sample in `queues.parquet` before compression
 /// (time 8, node 4, port 4, bytes 8, packets 4).
 const SAMPLE_FILE_BYTES: u64 = 28;
-/// A link sample ([`crate::metrics::LinkSample`], 128 bytes), with the
+/// A link sample ([`crate::metrics::LinkSample`], 144 bytes), with the
 /// doubling of the vector that collects them.
-const LINK_SAMPLE_BYTES: u64 = 192;
-/// Bytes of one row of `links.parquet` before compression (18 columns of
+const LINK_SAMPLE_BYTES: u64 = 216;
+/// Bytes of one row of `links.parquet` before compression (20 columns of
 /// 4 or 8 bytes).
-const LINK_SAMPLE_FILE_BYTES: u64 = 132;
+const LINK_SAMPLE_FILE_BYTES: u64 = 148;
 /// Queue samples above this many bytes on disk get a warning at validate:
 /// the run may be allowed, but the user should know before it starts.
 pub const SAMPLE_WARN_BYTES: u64 = 2_000_000_000;
@@ -518,7 +518,7 @@ mod tests {
         assert_eq!(link_sample_warning(1_000_000), None);
         let w = link_sample_warning(100_000_000).unwrap();
         assert!(w.starts_with("output.links.interval: "), "{w}");
-        assert!(w.contains("13.2 GB"), "{w}");
+        assert!(w.contains("14.8 GB"), "{w}");
         // The memory per sample covers the vector's doubling.
         let size = std::mem::size_of::<crate::metrics::LinkSample>() as u64;
         assert!(size * 3 / 2 <= LINK_SAMPLE_BYTES, "{size}");

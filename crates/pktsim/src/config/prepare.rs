@@ -47,6 +47,9 @@ impl Config {
             Some(t) => Some(t.spec(&topo)?),
             None => None,
         };
+        let detection = super::events::detection(self.network.failure_detection.as_deref())?;
+        net_params.faults = super::events::plan(&self.events, detection, &topo, self.seed)?
+            .map(std::sync::Arc::new);
         let net = Network::build(&topo, net_params.clone(), &streams)?;
         sanity::check_hop_limit(&topo, self.network.hop_limit)?;
         if self.workload.is_empty() {
@@ -73,6 +76,16 @@ impl Config {
         check_time_range(&topo, &workload, &self.workload)?;
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
         self.check_size_buckets()?;
+        if let (Some(plan), Some(limit)) = (&net_params.faults, stops.time_limit) {
+            if let Some(late) = plan.steps.iter().find(|s| s.at > limit) {
+                warnings.push(format!(
+                    "event: \"{}\" at {} comes after run.time_limit ({}): it never happens",
+                    late.what,
+                    late.at.since(Time::ZERO),
+                    limit.since(Time::ZERO)
+                ));
+            }
+        }
         let allowed_mismatches = self.allowed_mismatches(&mismatches, &mut warnings);
         let threads = self.check_threads(&topo, &net, &mut warnings)?;
         Ok(Experiment {
@@ -154,6 +167,16 @@ impl Config {
                     "FastLane decides what switches do with refused packets: leave `refusal` out",
                 ));
             }
+        }
+        if n.hop_limit > crate::net::fault::MAX_HOP_LIMIT {
+            return Err(Error::config(
+                "network.hop_limit",
+                format!(
+                    "must be at most {} (the counts above mark lost packets), got {}",
+                    crate::net::fault::MAX_HOP_LIMIT,
+                    n.hop_limit
+                ),
+            ));
         }
         if n.hop_limit < 2 {
             return Err(Error::config(
@@ -268,6 +291,7 @@ impl Config {
             refusal: n.refusal,
             fastlane: n.fastlane.clone(),
             trace: None,
+            faults: None,
         }
     }
 

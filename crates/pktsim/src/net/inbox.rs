@@ -9,6 +9,7 @@
 //! and the sender's hand-over is what crosses between pieces.
 
 use crate::engine::EventQueue;
+use crate::metrics::DropReason;
 use crate::net::event::NetEvent;
 use crate::packet::{NodeId, Packet, PortId};
 use crate::time::Time;
@@ -32,10 +33,41 @@ pub struct LinkInbox {
     /// packet's ready time by its next transmission (a copy of the sending
     /// port's flag, so that an arrival need not read that port).
     cut_through: bool,
-    /// Packets dropped on arrival for crossing too many links
-    /// ([`crate::metrics::DropReason::HopLimit`]): counted here, on the
-    /// receiving side, where the drop happens.
-    hop_limit_drops: u64,
+    /// Packets dropped on arrival, by [`ArrivalDrop`]: for crossing too
+    /// many links, or lost on this link's wire (it went down, or it is
+    /// lossy). Counted here, on the receiving side, where the drop is seen.
+    arrival_drops: [u64; ArrivalDrop::COUNT],
+}
+
+/// The drops a link's receiving side counts, with the reason each is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrivalDrop {
+    /// Crossed the hop limit ([`DropReason::HopLimit`]).
+    HopLimit = 0,
+    /// On the wire when the link went down ([`DropReason::LinkDown`]).
+    LinkDown = 1,
+    /// Lost by a lossy link ([`DropReason::LinkLoss`]).
+    LinkLoss = 2,
+}
+
+impl ArrivalDrop {
+    /// Number of kinds.
+    pub const COUNT: usize = 3;
+    /// All kinds, in index order.
+    pub const ALL: [ArrivalDrop; 3] = [
+        ArrivalDrop::HopLimit,
+        ArrivalDrop::LinkDown,
+        ArrivalDrop::LinkLoss,
+    ];
+
+    /// The drop reason it is.
+    pub fn reason(self) -> DropReason {
+        match self {
+            ArrivalDrop::HopLimit => DropReason::HopLimit,
+            ArrivalDrop::LinkDown => DropReason::LinkDown,
+            ArrivalDrop::LinkLoss => DropReason::LinkLoss,
+        }
+    }
 }
 
 impl LinkInbox {
@@ -45,18 +77,43 @@ impl LinkInbox {
             packets: VecDeque::new(),
             to,
             cut_through,
-            hop_limit_drops: 0,
+            arrival_drops: [0; ArrivalDrop::COUNT],
         }
     }
 
     /// Packets dropped on arrival over this link for their hop count.
     pub fn hop_limit_drops(&self) -> u64 {
-        self.hop_limit_drops
+        self.arrival_drops[ArrivalDrop::HopLimit as usize]
     }
 
-    /// Count one packet dropped on arrival for its hop count.
-    pub(crate) fn count_hop_limit_drop(&mut self) {
-        self.hop_limit_drops += 1;
+    /// Packets this link's receiving side dropped, of kind `kind`.
+    pub fn arrival_drops(&self, kind: ArrivalDrop) -> u64 {
+        self.arrival_drops[kind as usize]
+    }
+
+    /// Count one packet dropped on arrival.
+    pub(crate) fn count_arrival_drop(&mut self, kind: ArrivalDrop) {
+        self.arrival_drops[kind as usize] += 1;
+    }
+
+    /// Mark every packet on the link lost to its failure, keeping them in
+    /// order until their arrival, where they are counted and discarded
+    /// (the link's one pending arrival event stays valid). A packet a lossy
+    /// link lost already stays marked so. Returns how many were marked.
+    pub(crate) fn lose_all(&mut self) -> usize {
+        let mut n = 0;
+        for (_, p) in &mut self.packets {
+            if p.hops < crate::net::fault::LOST_MARK {
+                p.hops = crate::net::fault::LOST_TO_LINK_DOWN;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The arrival time of the last packet on the link, if any.
+    pub fn last_arrival(&self) -> Option<Time> {
+        self.packets.back().map(|(t, _)| *t)
     }
 
     /// The node the link leads to.

@@ -38,6 +38,7 @@
 
 pub mod eager_fifo;
 pub mod event;
+pub mod fault;
 pub mod inbox;
 pub mod network;
 pub(crate) mod nic_idle;

@@ -55,6 +55,12 @@ pub struct Port {
     /// [`crate::net::Crossing`]) instead of into the inbox this copy of the
     /// network holds for it.
     pub remote: bool,
+    /// Whether a packet put on the link takes [`Network::transmit`]'s slow
+    /// road: the link is remote, or it loses packets (a scheduled gray
+    /// failure). One flag, so that the common case asks one question.
+    ///
+    /// [`Network::transmit`]: crate::net::Network
+    pub detour: bool,
     /// Set for FIFO ports whose departures are scheduled at enqueue time
     /// (see [`EagerFifo`]); such ports never need end-of-transmission events.
     pub fifo: Option<EagerFifo>,

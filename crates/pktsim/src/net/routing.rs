@@ -68,6 +68,24 @@ fn switch_distances(
     }
 }
 
+/// Into `set`, the ports of switch `u` that lead to a switch one step
+/// closer to the leaf whose distances are `dist`.
+fn closer_hops(
+    adj: &[Vec<(PortId, NodeId)>],
+    n_hosts: usize,
+    u: usize,
+    dist: &[u32],
+    set: &mut Vec<PortId>,
+) {
+    set.clear();
+    for &(p, v) in &adj[u] {
+        let v = v.idx();
+        if v >= n_hosts && dist[v] != u32::MAX && dist[v] + 1 == dist[u] {
+            set.push(p);
+        }
+    }
+}
+
 impl Routing {
     /// Compute routes. `adj[node]` lists `(port, peer)` for the node's output
     /// ports; nodes `0..n_hosts` are hosts, each with exactly one port, to a
@@ -136,14 +154,7 @@ impl Routing {
                 if u == leaf.idx() || dist[u] == u32::MAX {
                     continue;
                 }
-                set.clear();
-                for &(p, v) in &adj[u] {
-                    // The next hop must be a switch one step closer.
-                    let v = v.idx();
-                    if v >= n_hosts && dist[v] != u32::MAX && dist[v] + 1 == dist[u] {
-                        set.push(p);
-                    }
-                }
+                closer_hops(adj, n_hosts, u, &dist, &mut set);
                 entries[(u - n_hosts) * n_leaves + l] = intern(&set);
             }
         }
@@ -162,6 +173,78 @@ impl Routing {
             entries,
             hops,
         })
+    }
+
+    /// Routes over `adj`, a part of the links the routes `built` were
+    /// computed on (some failed), keeping `built`'s hosts and leaves: each
+    /// switch's next hops towards a leaf are those on its shortest paths
+    /// over the links left; where no path is left, `built`'s (the packets
+    /// then reach a failed link and are dropped there, and their flows
+    /// wait for it to come back, as a network without another path does).
+    pub fn compute_around(
+        n_hosts: usize,
+        adj: &[Vec<(PortId, NodeId)>],
+        built: &Routing,
+    ) -> Routing {
+        let n = adj.len();
+        let mut hops: Vec<PortId> = Vec::new();
+        let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
+        let mut intern = |set: &[PortId]| -> (u32, u32) {
+            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
+                let s = hops.len() as u32;
+                hops.extend_from_slice(set);
+                s
+            });
+            (start, set.len() as u32)
+        };
+        let host: Vec<HostRoute> = built
+            .host
+            .iter()
+            .map(|h| HostRoute {
+                nic: intern(built.slice(h.nic)),
+                down: intern(built.slice(h.down)),
+                ..*h
+            })
+            .collect();
+        let mut leaves = vec![NodeId(0); built.n_leaves];
+        for h in &built.host {
+            leaves[h.leaf as usize] = h.attach;
+        }
+        let n_leaves = built.n_leaves;
+        let mut entries = vec![(0u32, 0u32); (n - n_hosts) * n_leaves];
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        let mut set = Vec::new();
+        for (l, &leaf) in leaves.iter().enumerate() {
+            switch_distances(adj, n_hosts, leaf, &mut dist, &mut queue);
+            for u in n_hosts..n {
+                if u == leaf.idx() {
+                    continue;
+                }
+                let i = (u - n_hosts) * n_leaves + l;
+                set.clear();
+                if dist[u] != u32::MAX {
+                    closer_hops(adj, n_hosts, u, &dist, &mut set);
+                }
+                entries[i] = if set.is_empty() {
+                    intern(built.slice(built.entries[i]))
+                } else {
+                    intern(&set)
+                };
+            }
+        }
+        Routing {
+            n_hosts,
+            n_leaves,
+            host,
+            entries,
+            hops,
+        }
+    }
+
+    /// The ports of a `(start, len)` range into `hops`.
+    fn slice(&self, (s, l): (u32, u32)) -> &[PortId] {
+        &self.hops[s as usize..(s + l) as usize]
     }
 
     /// Equal-cost egress ports at `node` towards host `dst`.
@@ -237,6 +320,101 @@ mod tests {
         assert_eq!(ports(6, 0), vec![9]);
         assert_eq!(ports(6, 3), vec![11]);
         assert_eq!(r.n_entries(), 4 * 2 + 2 * 4);
+    }
+
+    /// `adj` without the two directions of the link `port` feeds (ports
+    /// of a link are numbered one after the other).
+    fn without_link(adj: &[Vec<(PortId, NodeId)>], port: u32) -> Vec<Vec<(PortId, NodeId)>> {
+        adj.iter()
+            .map(|ps| {
+                ps.iter()
+                    .copied()
+                    .filter(|(p, _)| p.0 / 2 != port / 2)
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn routes_around_a_failed_link_stay_shortest_and_mirror_each_other() {
+        let adj = leaf_spine();
+        let built = Routing::compute(4, &adj, &names(8)).unwrap();
+        // Leaf 4's link to spine 6 (ports 8 and 9) fails.
+        let r = Routing::compute_around(4, &without_link(&adj, 8), &built);
+        let ports = |node: u32, dst: u32| -> Vec<u32> {
+            r.next_hops(NodeId(node), NodeId(dst))
+                .iter()
+                .map(|p| p.0)
+                .collect()
+        };
+        // Both leaves now go through spine 7 only, each way: a symmetric
+        // hash over one choice is the mirror path.
+        assert_eq!(ports(4, 2), vec![12]);
+        assert_eq!(ports(5, 0), vec![14]);
+        // Spine 6 reaches leaf 4 only through leaf 5 and spine 7 (a
+        // longer path, the only one left).
+        assert_eq!(ports(6, 0), vec![11]);
+        // Hosts and the last hops are as built.
+        assert_eq!(ports(0, 3), vec![0]);
+        assert_eq!(ports(4, 1), vec![3]);
+        // Both of leaf 4's uplinks fail: no path is left towards leaf 5,
+        // and leaf 4 keeps the routes it was built with (the packets die
+        // on the failed links; the flows wait for them).
+        let cut = without_link(&without_link(&adj, 8), 12);
+        let r = Routing::compute_around(4, &cut, &built);
+        assert_eq!(
+            r.next_hops(NodeId(4), NodeId(2)),
+            built.next_hops(NodeId(4), NodeId(2))
+        );
+    }
+
+    #[test]
+    fn a_fat_tree_routes_around_a_failed_core_link_through_another_core() {
+        use crate::net::topology::fat_tree;
+        use crate::time::{Duration, Rate};
+        let gbps = Rate::gbps(10);
+        let t = fat_tree(4, 4, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
+        for (i, l) in t.links.iter().enumerate() {
+            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
+            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
+        }
+        let built = Routing::compute(16, &adj, &t.names).unwrap();
+        // The first core link of the aggregation switch host 0's packets
+        // reach first fails.
+        let tor = t
+            .links
+            .iter()
+            .find(|l| l.a.idx() == 0)
+            .map(|l| l.b)
+            .unwrap();
+        let agg_port = built.next_hops(tor, NodeId(15))[0];
+        let agg = {
+            let l = &t.links[agg_port.idx() / 2];
+            if agg_port.0 % 2 == 0 {
+                l.b
+            } else {
+                l.a
+            }
+        };
+        let up = built.next_hops(agg, NodeId(15)).to_vec();
+        assert_eq!(up.len(), 2, "two cores above each aggregation switch");
+        let r = Routing::compute_around(16, &without_link(&adj, up[0].0), &built);
+        assert_eq!(r.next_hops(agg, NodeId(15)), &up[1..]);
+        // Every host still reaches every other, on at most 6 links.
+        for src in 0..16u32 {
+            for dst in 0..16u32 {
+                let (mut at, mut n) = (NodeId(src), 0);
+                while at.0 != dst {
+                    let p = r.next_hops(at, NodeId(dst))[0];
+                    assert_ne!(p.0 / 2, up[0].0 / 2, "a route over the failed link");
+                    let l = &t.links[p.idx() / 2];
+                    at = if p.0 % 2 == 0 { l.b } else { l.a };
+                    n += 1;
+                    assert!(n <= 6, "loop from {src} to {dst}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use super::{Event, Progress, SampleKind, Simulation, Stage, CLOCK_END};
 use crate::engine::windows::{Piece, WindowEnd, Windows};
 use crate::engine::EventQueue;
 use crate::metrics::timeseries::FlowSeries;
-use crate::metrics::{LinkSample, QueueSample};
+use crate::metrics::{FaultMark, LinkSample, QueueSample};
 use crate::net::partition::Partition;
 use crate::net::{Crossing, Network};
 use crate::packet::NodeId;
@@ -168,9 +168,15 @@ impl<T: Transport> Simulation<T> {
         if let Some(why) = self.net.partition_blocker() {
             return Err(format!("{why} runs on one thread"));
         }
-        let Some(lookahead) = partition.lookahead() else {
+        let Some(mut lookahead) = partition.lookahead() else {
             return Err("the topology has no link to cut between pieces".into());
         };
+        // A scheduled delay change may shorten a cut link: the window must
+        // stay within the shortest delay the run will ever have.
+        // (A delay of 0 is a partition blocker, above.)
+        if let Some(d) = self.net.fault_plan().and_then(|p| p.shortest_delay_set()) {
+            lookahead = lookahead.min(d);
+        }
         let (group_of, groups) = deal(partition, &self.net, threads.min(nets.len() + 1));
         if groups < 2 {
             return Err("one group".into());
@@ -243,6 +249,7 @@ impl<T: Transport> Simulation<T> {
                 std::mem::take(&mut self.progress)
             } else {
                 Self::schedule_first_samples(&self.limits, self.series.as_ref(), &mut events);
+                Self::schedule_faults(net, &mut events);
                 vec![FlowProgress::default(); n_flows]
             };
             let starts = flows
@@ -267,6 +274,7 @@ impl<T: Transport> Simulation<T> {
                 switches_only: !self.limits.sample_host_queues,
                 samples: Vec::new(),
                 link_samples: Vec::new(),
+                fault_marks: Vec::new(),
                 series: self.series.clone(),
                 totals: &totals,
             });
@@ -294,6 +302,7 @@ impl<T: Transport> Simulation<T> {
                 completion: g.completion,
                 samples: g.samples,
                 link_samples: g.link_samples,
+                fault_marks: g.fault_marks,
                 series: g.series,
                 started: g.next_start,
             })
@@ -338,6 +347,7 @@ impl<T: Transport> Simulation<T> {
         self.completion = first.completion;
         self.samples = first.samples;
         self.link_samples = first.link_samples;
+        self.fault_marks = first.fault_marks;
         self.series = first.series;
         self.next_flow = first.started;
         self.n_events = events;
@@ -371,12 +381,20 @@ impl<T: Transport> Simulation<T> {
             // Every group samples at the same instants: one sample event
             // stays.
             while let Some((t, tie, e)) = part.events.pop() {
-                if !matches!(e, Event::Sample | Event::LinkSample | Event::SeriesSample) {
+                let every_group = matches!(
+                    e,
+                    Event::Sample | Event::LinkSample | Event::SeriesSample | Event::Fault(_)
+                );
+                if !every_group {
                     self.events.schedule(t, tie, e);
                 }
             }
             self.samples.append(&mut part.samples);
             self.link_samples.append(&mut part.link_samples);
+            // Every group ran every change; each counted its own packets.
+            for (mine, o) in self.fault_marks.iter_mut().zip(&part.fault_marks) {
+                mine.counters_before.add(&o.counters_before);
+            }
             if let (Some(mine), Some(o)) = (self.series.as_mut(), part.series.as_mut()) {
                 mine.absorb(o, &theirs);
             }
@@ -468,6 +486,7 @@ struct Part {
     completion: Completion,
     samples: Vec<QueueSample>,
     link_samples: Vec<LinkSample>,
+    fault_marks: Vec<FaultMark>,
     series: Option<FlowSeries>,
     started: usize,
 }
@@ -501,6 +520,7 @@ struct Group<'a, T> {
     switches_only: bool,
     samples: Vec<QueueSample>,
     link_samples: Vec<LinkSample>,
+    fault_marks: Vec<FaultMark>,
     /// This group's copy of the per-flow time series (its hosts' rows).
     series: Option<FlowSeries>,
     totals: &'a Totals,
@@ -534,6 +554,7 @@ impl<T: Transport> Piece for Group<'_, T> {
         let (sampling, link_sampling) = (self.sampling, self.link_sampling);
         let samples = &mut self.samples;
         let link_samples = &mut self.link_samples;
+        let fault_marks = &mut self.fault_marks;
         let mut stage = Stage {
             net: &mut *self.net,
             transport: &mut *self.transport,
@@ -568,7 +589,10 @@ impl<T: Transport> Piece for Group<'_, T> {
                 break;
             };
             // Every group samples its own ports; the run counts one event.
-            let sample = matches!(ev, Event::Sample | Event::LinkSample | Event::SeriesSample);
+            let sample = matches!(
+                ev,
+                Event::Sample | Event::LinkSample | Event::SeriesSample | Event::Fault(_)
+            );
             n += u64::from(id == 0 || !sample);
             let ours = |node: NodeId| group_of[node.idx()] == id;
             match stage.run_event(now, tie, ev) {
@@ -588,6 +612,10 @@ impl<T: Transport> Piece for Group<'_, T> {
                         let tie = Simulation::<T>::LINK_SAMPLE_TIE;
                         stage.events.schedule(now + iv, tie, Event::LinkSample);
                     }
+                }
+                Some(SampleKind::Fault(i)) => {
+                    let (net, events) = (&mut *stage.net, &mut *stage.events);
+                    Simulation::<T>::run_fault(net, i, now, &ours, events, fault_marks);
                 }
                 Some(SampleKind::Series) => {
                     if let Some(series) = stage.series.as_deref_mut() {
@@ -644,6 +672,7 @@ mod tests {
             refusal: Refusal::default(),
             fastlane: None,
             trace: None,
+            faults: None,
         };
         let net = Network::build(&topo, params, &RngStreams::new(1)).expect("network");
         (Partition::natural(&topo, Duration::ZERO), net)

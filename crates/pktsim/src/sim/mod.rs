@@ -180,6 +180,7 @@ impl<T: Transport> Simulation<T> {
         if series.as_ref().and_then(|s| s.interval()).is_some() {
             events.schedule(Time::ZERO, Self::SERIES_SAMPLE_TIE, Event::SeriesSample);
         }
+        Self::schedule_faults(&net, &mut events);
         Simulation {
             net,
             transport,
@@ -414,11 +415,44 @@ impl<T: Transport> Simulation<T> {
         }
     }
 
+    /// Schedule every moment of `net`'s fault plan ([`Event::Fault`]).
+    fn schedule_faults(net: &Network, events: &mut EventQueue<Event>) {
+        for (i, &(at, _)) in net.fault_actions().iter().enumerate() {
+            let e = Event::Fault(i as u32);
+            events.schedule(at, e.tie(NodeId(Tie::GLOBAL)), e);
+        }
+    }
+
+    /// Run moment `i` of the fault plan on `net` at `now` for the nodes
+    /// `ours` selects; an applied step is recorded in `marks` with
+    /// `net`'s counters just before it.
+    fn run_fault(
+        net: &mut Network,
+        i: u32,
+        now: Time,
+        ours: &dyn Fn(NodeId) -> bool,
+        events: &mut EventQueue<Event>,
+        marks: &mut Vec<crate::metrics::FaultMark>,
+    ) {
+        let counters_before = net.counters().clone();
+        if let Some(what) = net.run_fault(i as usize, now, ours, events) {
+            marks.push(crate::metrics::FaultMark {
+                at: now,
+                what,
+                counters_before,
+            });
+        }
+    }
+
     /// Take a sample of every port (the serial loop's; a group of a
     /// partitioned run samples its own) and schedule the next one.
     #[cold]
     fn take_sample(&mut self, kind: SampleKind, now: Time) {
         match kind {
+            SampleKind::Fault(i) => {
+                let marks = &mut self.fault_marks;
+                Self::run_fault(&mut self.net, i, now, &|_| true, &mut self.events, marks);
+            }
             SampleKind::Queues => {
                 let switches_only = !self.limits.sample_host_queues;
                 self.net
@@ -539,7 +573,7 @@ impl<T: Transport> Simulation<T> {
         }
         let switch_counters = self.net.switch_counters(self.events.now());
         self.last_link_sample();
-        self.net.drain_in_flight();
+        self.net.drain_in_flight(self.events.now());
         RunOutput {
             flows,
             queue_samples: std::mem::take(&mut self.samples),
@@ -578,6 +612,8 @@ pub(crate) enum SampleKind {
     Links,
     /// The followed flows' state ([`FlowSeries`]).
     Series,
+    /// Moment `i` of the network's fault plan.
+    Fault(u32),
 }
 
 /// The state that events change, borrowed: the whole run's in the serial
@@ -630,6 +666,7 @@ impl<T: Transport> Stage<'_, T> {
             Event::Sample => return Some(SampleKind::Queues),
             Event::LinkSample => return Some(SampleKind::Links),
             Event::SeriesSample => return Some(SampleKind::Series),
+            Event::Fault(i) => return Some(SampleKind::Fault(i)),
         }
         None
     }

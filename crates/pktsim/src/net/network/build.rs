@@ -8,9 +8,14 @@ impl Network {
     /// Build the network for a topology.
     pub fn build(
         topo: &TopologySpec,
-        params: NetworkParams,
+        mut params: NetworkParams,
         streams: &RngStreams,
     ) -> Result<Network> {
+        if params.faults.is_some() {
+            // A failure drops what a port holds; an eager FIFO's packets
+            // are already on the link, with their departures scheduled.
+            params.eager_fifo = false;
+        }
         let n = topo.n_nodes();
         let n_hosts = topo.n_hosts as usize;
         let mut nodes: Vec<Node> = topo
@@ -78,6 +83,10 @@ impl Network {
             .trace
             .as_ref()
             .map(|s| Box::new(PacketTrace::new(s, n)));
+        let faults = params.faults.as_ref().map(|plan| {
+            let plan = std::sync::Arc::clone(plan);
+            Box::new(faults::Faults::new(plan, ports.len(), n, &routing))
+        });
         Ok(Network {
             nic_ports,
             nodes,
@@ -98,6 +107,7 @@ impl Network {
             drops: Drops::with_capacity(16),
             crossings: Vec::new(),
             trace,
+            faults,
         })
     }
 }
@@ -177,6 +187,7 @@ fn port_of(
         busy_until: Time::ZERO,
         tx_pending: false,
         remote: false,
+        detour: false,
         stats: PortStats::default(),
     }
 }

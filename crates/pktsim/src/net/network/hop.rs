@@ -1,7 +1,9 @@
 //! The per-hop path: a packet handed to a NIC, offered to a port's queue,
 //! transmitted onto its link, arriving at the far end and forwarded.
 
+use super::faults::Faults;
 use super::*;
+use crate::net::fault::{LOST_MARK, LOST_TO_LINK_LOSS};
 
 impl Network {
     /// A transport hands `pkt` to its host's NIC.
@@ -137,6 +139,7 @@ impl Network {
             pid,
             &mut self.records.counters,
             &mut self.crossings,
+            self.faults.as_deref(),
         );
         if self.tracing() {
             let port = &self.ports[pid.idx()];
@@ -163,6 +166,7 @@ impl Network {
         pid: PortId,
         counters: &mut Counters,
         crossings: &mut Vec<Crossing>,
+        faults: Option<&Faults>,
     ) {
         let start = at.max(pkt.ready_at);
         let tx = port.tx_time(pkt.size);
@@ -181,6 +185,44 @@ impl Network {
         // The new hop count is computed from the local copy, since reading
         // it back from the inbox's slot would wait for that line to arrive.
         let hops = pkt.hops.saturating_add(1);
+        if port.detour {
+            Self::transmit_detour(
+                port, inbox, pkt, arrival, tail, hops, ev, pid, crossings, faults,
+            );
+        } else if inbox.put(arrival, *pkt, tail, hops) {
+            // The link was empty: its head packet's arrival, for the node
+            // it leads to.
+            NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
+        }
+        port.busy_until = end;
+        port.stats.busy += tx;
+        port.stats.tx_bytes += pkt.size as u64;
+        port.stats.tx_packets += 1;
+        counters.packet_hops += 1;
+    }
+
+    /// [`Network::transmit`]'s slow road ([`Port::detour`]): a lossy link
+    /// marks the packets it loses (the receiving side counts them when they
+    /// would have arrived, [`Network::lost_on_arrival`]), and a link into
+    /// another group hands its packets over between windows instead of
+    /// into the inbox here.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn transmit_detour<E: From<NetEvent> + Copy>(
+        port: &Port,
+        inbox: &mut LinkInbox,
+        pkt: &Packet,
+        arrival: Time,
+        tail: Time,
+        mut hops: u8,
+        ev: &mut EventQueue<E>,
+        pid: PortId,
+        crossings: &mut Vec<Crossing>,
+        faults: Option<&Faults>,
+    ) {
+        if faults.is_some_and(|f| f.loses(pid, port.stats.tx_packets)) && hops < LOST_MARK {
+            hops = LOST_TO_LINK_LOSS;
+        }
         if port.remote {
             // The inbox is another group's: handed over between windows.
             crossings.push(Crossing {
@@ -192,15 +234,8 @@ impl Network {
                 hops,
             });
         } else if inbox.put(arrival, *pkt, tail, hops) {
-            // The link was empty: its head packet's arrival, for the node
-            // it leads to.
             NetEvent::Arrive(pid).schedule_for(port.peer, arrival, ev);
         }
-        port.busy_until = end;
-        port.stats.busy += tx;
-        port.stats.tx_bytes += pkt.size as u64;
-        port.stats.tx_packets += 1;
-        counters.packet_hops += 1;
     }
 
     /// Start the next transmission on a port if it is idle and has packets.
@@ -276,6 +311,7 @@ impl Network {
             pid,
             &mut self.records.counters,
             &mut self.crossings,
+            self.faults.as_deref(),
         );
         let end = port.busy_until;
         let more = !port.queue.is_empty();
@@ -374,6 +410,10 @@ impl Network {
         let node = inbox.to();
         if node.0 < self.n_hosts {
             let pkt = inbox.take_head(pid, ev)?;
+            if pkt.hops >= LOST_MARK {
+                self.lost_on_arrival(pid, &pkt, now);
+                return None;
+            }
             debug_assert_eq!(node, pkt.dst, "packet delivered to the wrong host");
             self.records.counters.delivered[pkt.kind as usize] += 1;
             if self.tracing() {
@@ -383,11 +423,16 @@ impl Network {
         }
         let cut_through = inbox.cut_through();
         let mut pkt = inbox.take_head(pid, ev)?;
-        if self.tracing() {
+        if self.tracing() && pkt.hops < LOST_MARK {
             self.trace_row(now, node, TraceEvent::Arrive, Some(pid), &pkt, None, None);
         }
         if pkt.hops >= self.params.hop_limit {
-            self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
+            // A lost packet's mark is above every hop limit.
+            if pkt.hops >= LOST_MARK {
+                self.lost_on_arrival(pid, &pkt, now);
+            } else {
+                self.refuse(node, pid, pkt, DropReason::HopLimit, now, ev, Offer::LAST);
+            }
             return None;
         }
         let egress = self.route(node, &pkt, now);

@@ -22,7 +22,7 @@ use crate::engine::{EventQueue, RngStreams};
 use crate::error::{Error, Result};
 use crate::metrics::{Counters, DropReason, DropSite, LinkSample, QueueSample};
 use crate::net::event::NetEvent;
-use crate::net::inbox::LinkInbox;
+use crate::net::inbox::{ArrivalDrop, LinkInbox};
 use crate::net::nic_idle::NicIdleRequests;
 use crate::net::port::{Port, PortStats};
 use crate::net::queue::{Dequeue, Discipline, Drops, QueueConfig};
@@ -42,6 +42,7 @@ pub use crossing::Crossing;
 mod admission;
 mod build;
 mod crossing;
+mod faults;
 mod hop;
 mod nic;
 mod refusal;
@@ -112,6 +113,8 @@ pub struct NetworkParams {
     pub fastlane: Option<FastLaneConfig>,
     /// The packet trace's filter; `None`: no trace.
     pub trace: Option<TraceSpec>,
+    /// Scheduled failures and changes (`[[event]]`); `None`: none.
+    pub faults: Option<std::sync::Arc<crate::net::fault::FaultPlan>>,
 }
 
 impl NetworkParams {
@@ -225,6 +228,8 @@ pub struct Network {
     crossings: Vec<Crossing>,
     /// The packet trace, when one was asked for.
     trace: Option<Box<PacketTrace>>,
+    /// The scheduled failures and changes, when the run has any.
+    faults: Option<Box<faults::Faults>>,
 }
 
 impl Network {
@@ -406,7 +411,9 @@ impl Network {
                 s.dropped = p.stats.dropped;
             }
             if receives {
-                s.dropped[DropReason::HopLimit as usize] += inbox.hop_limit_drops();
+                for kind in ArrivalDrop::ALL {
+                    s.dropped[kind.reason() as usize] += inbox.arrival_drops(kind);
+                }
             }
             out.push(s);
         }
@@ -420,8 +427,10 @@ impl Network {
     }
 
     /// Count the packets still in queues and on links into
-    /// `counters.in_flight`, emptying the network (end of run).
-    pub fn drain_in_flight(&mut self) {
+    /// `counters.in_flight`, emptying the network (end of run at `now`).
+    /// A packet on a link marked lost (its link failed, or lost it) is
+    /// counted as the drop it is.
+    pub fn drain_in_flight(&mut self, now: Time) {
         let mut in_flight = [0u64; 2];
         for p in &mut self.ports {
             for pkt in p.queue.drain() {
@@ -432,10 +441,18 @@ impl Network {
                 f.clear();
             }
         }
-        for inbox in &mut self.inboxes {
+        let mut lost = Vec::new();
+        for (i, inbox) in self.inboxes.iter_mut().enumerate() {
             for pkt in inbox.drain() {
-                in_flight[pkt.kind as usize] += 1;
+                if pkt.hops >= crate::net::fault::LOST_MARK {
+                    lost.push((PortId(i as u32), pkt));
+                } else {
+                    in_flight[pkt.kind as usize] += 1;
+                }
             }
+        }
+        for (pid, pkt) in lost {
+            self.lost_on_arrival(pid, &pkt, now);
         }
         self.records.counters.in_flight = in_flight;
     }

@@ -44,7 +44,8 @@ impl Network {
         ev: &mut EventQueue<E>,
         offer: Offer,
     ) {
-        if self.hook.is_none() {
+        // A dead link's refusal is no congestion for a hook to act on.
+        if self.hook.is_none() || reason == DropReason::LinkDown {
             self.count_drop(pid, &pkt, reason, now);
             return;
         }
@@ -171,17 +172,31 @@ impl Network {
     }
 
     /// Count one packet dropped at port `pid` at `now`, network-wide, by
-    /// where, and against its flow.
+    /// where, and against its flow. A hop-limit drop is made on arrival, by
+    /// the link's receiving side.
     #[inline]
     pub(super) fn count_drop(&mut self, pid: PortId, p: &Packet, reason: DropReason, now: Time) {
+        let on_arrival = (reason == DropReason::HopLimit).then_some(ArrivalDrop::HopLimit);
+        self.count_drop_by(pid, p, reason, on_arrival, now);
+    }
+
+    /// [`Network::count_drop`] with the side that counts it: the sending
+    /// port's statistics, or, for a drop seen on arrival (`on_arrival`),
+    /// the link's receiving side (in a partitioned run the port may be
+    /// another group's).
+    pub(super) fn count_drop_by(
+        &mut self,
+        pid: PortId,
+        p: &Packet,
+        reason: DropReason,
+        on_arrival: Option<ArrivalDrop>,
+        now: Time,
+    ) {
         self.records.counters.dropped[p.kind as usize][reason as usize] += 1;
         let port = &mut self.ports[pid.idx()];
-        if reason == DropReason::HopLimit {
-            // Dropped on arrival over this link: the receiving side counts
-            // it (in a partitioned run the port may be another group's).
-            self.inboxes[pid.idx()].count_hop_limit_drop();
-        } else {
-            port.stats.dropped[reason as usize] += 1;
+        match on_arrival {
+            Some(kind) => self.inboxes[pid.idx()].count_arrival_drop(kind),
+            None => port.stats.dropped[reason as usize] += 1,
         }
         let site = if port.owner.0 < self.n_hosts {
             DropSite::HostNic
@@ -193,8 +208,8 @@ impl Network {
         self.records.counters.dropped_at[p.kind as usize][site as usize] += 1;
         self.records.count_flow_drop(p.flow);
         if self.trace.is_some() {
-            // A hop-limit drop happens on arrival, at the link's far end.
-            let node = if reason == DropReason::HopLimit {
+            // A drop on arrival happens at the link's far end.
+            let node = if on_arrival.is_some() {
                 self.inboxes[pid.idx()].to()
             } else {
                 self.ports[pid.idx()].owner

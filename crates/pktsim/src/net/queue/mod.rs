@@ -23,6 +23,7 @@ pub mod credit_port;
 pub mod ecn;
 pub mod fifo;
 pub mod held;
+pub mod link_down;
 pub mod notice_lane;
 pub mod pfabric;
 pub mod pfabric_index;
@@ -39,6 +40,7 @@ pub use credit_port::{CreditPort, CreditPortParams};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use held::Held;
+pub use link_down::LinkDownQueue;
 pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
 pub use rate_limit::{RateLimited, TokenBucket};
@@ -509,6 +511,8 @@ disciplines! {
         NoticeLane(NoticeLane),
         /// Control, rate-limited credit and data FIFOs.
         CreditPort(CreditPort),
+        /// A down link's queue (see [`link_down`]).
+        LinkDown(LinkDownQueue),
     }
 }
 
