@@ -34,6 +34,12 @@ class RunResult:
     - ``timeseries``: the per-flow time series of ``[output.timeseries]``
       (``time_ps``, ``flow``, ``host``, ``variable``, ``value``; the unit is
       in the variable's name, e.g. ``cwnd_bytes``), or None;
+    - ``faults``: the scheduled network changes the run applied
+      (``[[event]]``), as (µs, what) in time order; empty for a run without;
+    - ``phases``: the run cut at those changes, one row per phase (its
+      bounds, the change that opened it, its flows' FCT, slowdown and
+      goodput, the drops while it lasted by reason; see
+      :func:`pktsim.failures.phases_frame`), no rows for a run without;
     - ``config``: the resolved config (TOML text, every default filled in).
     """
 
@@ -74,6 +80,18 @@ class RunResult:
     @cached_property
     def timeseries(self) -> pl.DataFrame | None:
         return self._optional("timeseries")
+
+    @cached_property
+    def faults(self) -> list[tuple[float, str]]:
+        from .failures import faults
+
+        return faults(self.summary)
+
+    @cached_property
+    def phases(self) -> pl.DataFrame:
+        from .failures import phases_frame
+
+        return phases_frame(self.summary)
 
     @cached_property
     def config(self) -> str:

@@ -52,6 +52,13 @@ def _lines_figure(p: Lines) -> Any:
         sub = p.data.filter(pl.col("line") == line)
         if sub.height == 0:
             continue
+        if line in p.points:
+            fig.add_trace(go.Scatter(
+                x=sub["t"].to_list(), y=sub["value"].to_list(), name=line, mode="markers",
+                legendgroup=groups[line],
+                marker={"color": colours[groups[line]], "size": 3, "opacity": 0.4},
+            ))
+            continue
         dash = bool(sub["dash"][0])
         fig.add_trace(go.Scatter(
             x=sub["t"].to_list(), y=sub["value"].to_list(), name=line, mode="lines",
@@ -59,9 +66,33 @@ def _lines_figure(p: Lines) -> Any:
             line={"color": colours[groups[line]], "width": 1.2 if dash else 1.5,
                   "dash": "dash" if dash else "solid", "shape": "hv" if p.step else "linear"},
         ))
-    fig.update_layout(xaxis_title=p.xlabel, yaxis_title=p.ylabel, yaxis_rangemode="tozero",
-                      hovermode="closest")
+    fig.update_layout(xaxis_title=p.xlabel, yaxis_title=p.ylabel, hovermode="closest")
+    if p.logy:
+        fig.update_yaxes(type="log", **_log_ticks(p.data["value"].to_list()))
+    else:
+        fig.update_yaxes(rangemode="tozero")
+    for x, label in p.marks:
+        # A dotted line at each scheduled change, labelled at the top.
+        fig.add_vline(x=x, line={"color": "#444", "width": 1, "dash": "dot"})
+        if label:
+            fig.add_annotation(x=x, y=1.0, yref="paper", text=label, showarrow=False,
+                               textangle=-90, xanchor="right", yanchor="top",
+                               bgcolor="rgba(255,255,255,0.75)",
+                               font={"size": 10, "color": "#333"})
     return fig
+
+
+def _log_ticks(values: list[float]) -> dict[str, Any]:
+    """Ticks of a log axis over ``values``: 1, 2, 5 per decade, labelled in
+    plain numbers (plotly's own minor labels read "2" for 20)."""
+    import math
+
+    pos = [v for v in values if v is not None and v > 0]
+    if not pos:
+        return {}
+    lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
+    ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in (1, 2, 5)]
+    return {"tickvals": ticks, "ticktext": [f"{t:,.10g}" for t in ticks]}
 
 
 def _heatmap_figure(p: Heatmap) -> Any:

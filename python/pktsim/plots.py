@@ -13,7 +13,9 @@ and returns a matplotlib Figure (Agg backend: no display needed).
   fullest port), one panel per run;
 - :func:`time_plot`: one of a run's time plots prepared by
   :func:`pktsim.series.time_plots` (per-flow cwnd and RTT, queues and link
-  utilisation over time, a port × time heat map), the full page wide.
+  utilisation over time, a port × time heat map) or of the "Failures"
+  section (:func:`pktsim.failures.failure_plots`: dotted lines at the
+  network's scheduled changes), the full page wide.
 
 Axes are labelled in words (:func:`label_of`), log axes in plain numbers
 (:func:`log_axis`), and figures are sized for a 1400 px report page.
@@ -407,17 +409,35 @@ def time_plot(p: Any) -> Figure:
         sub = p.data.filter(pl.col("line") == line)
         if sub.height == 0:
             continue
+        if line in p.points:
+            ax.scatter(sub["t"].to_list(), sub["value"].to_list(), label=line, s=4,
+                       alpha=0.35, linewidths=0, color=colours[groups[line]])
+            continue
         dash = bool(sub["dash"][0])
         ax.plot(sub["t"].to_list(), sub["value"].to_list(), label=line,
                 color=colours[groups[line]], lw=0.9 if dash else 1.1,
                 ls="--" if dash else "-", drawstyle="steps-post" if p.step else "default")
     ax.set_xlabel(p.xlabel)
     ax.set_ylabel(p.ylabel)
-    ax.set_ylim(bottom=0)
+    if p.logy:
+        log_axis(ax)
+    else:
+        ax.set_ylim(bottom=0)
+    _marks(ax, p.marks)
     ax.grid(alpha=0.3)
     _legend_outside(ax, None)
     ax.set_title(p.title)
     return fig
+
+
+def _marks(ax: Any, marks: Sequence[tuple[float, str]]) -> None:
+    # A dotted line at each change, its label written up along it.
+    for x, label in marks:
+        ax.axvline(x, color="0.25", ls=":", lw=1.0, zorder=3)
+        if label:
+            ax.text(x, 0.98, label, transform=ax.get_xaxis_transform(), rotation=90,
+                    va="top", ha="right", fontsize="x-small", color="0.2", zorder=4,
+                    bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1})
 
 
 def _heatmap_figure(p: Any) -> Figure:

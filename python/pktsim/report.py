@@ -3,7 +3,9 @@ sweep (plots embedded as PNG data, how many flows finished, per-bucket
 slowdown tables, every run's config, the pktsim version and git commit),
 with the figures written beside it. A run's time series (per-flow cwnd and
 RTT, queues, link utilisation) are zoomable plotly figures, with plotly.js
-inline so that the page works offline.
+inline so that the page works offline; so are, for a run with scheduled
+network changes, its "Failures" section's (per-phase table, slowdown and
+goodput by flow start time, drops over time).
 
 Writes ``RESULTS_DIR/report.html`` and ``RESULTS_DIR/plots/*.png`` (and
 each figure as ``.svg`` and ``.pdf`` too, for papers). Runs with
@@ -462,7 +464,7 @@ def _time_section(d: Path, plot_dir: Path) -> list[str]:
     """The "Over time" section of a single run: each plot of
     :func:`pktsim.series.time_plots` zoomable in the page and written to
     ``plot_dir`` as PNG, SVG and PDF; nothing when the run has no series."""
-    from . import interactive, plots, series
+    from . import series
 
     tps = series.time_plots(d)
     if not tps:
@@ -480,6 +482,16 @@ def _time_section(d: Path, plot_dir: Path) -> list[str]:
         f"{series.MAX_FLOWS} flows, port plots the {series.TOP_PORTS} busiest ports. The same "
         "figures are written as PNG, SVG and PDF for papers (links under each).</p>",
     ]
+    return parts + _plot_divs(tps, plot_dir, "plot")
+
+
+def _plot_divs(tps: Sequence[Any], plot_dir: Path, prefix: str) -> list[str]:
+    """Each prepared plot zoomable in the page (a ``<div>``, ids starting
+    with ``prefix``), written to ``plot_dir`` as PNG, SVG and PDF, with
+    links to those files under it."""
+    from . import interactive, plots
+
+    parts = []
     for i, p in enumerate(tps):
         name = _safe(p.name)
         plots.save(plots.time_plot(p), plot_dir / f"{name}.png", plots.FORMATS)
@@ -489,9 +501,61 @@ def _time_section(d: Path, plot_dir: Path) -> list[str]:
         note = f"<p class='note'>{html.escape(p.note)}</p>" if p.note else ""
         parts.append(
             f"<div class='timeplot' id='tp-{name}'>"
-            f"{interactive.figure_div(p, f'plot-{i}-{name}')}{note}"
+            f"{interactive.figure_div(p, f'{prefix}-{i}-{name}')}{note}"
             f"<p class='note'>{html.escape(p.title)} — static: {links}</p></div>"
         )
+    return parts
+
+
+def _phase_rows(phases: pl.DataFrame) -> tuple[list[str], list[list[Any]]]:
+    """The Failures section's table: one row per phase, the drops columns
+    of the reasons that dropped anything."""
+    reasons = [c for c in phases.columns
+               if c.startswith("drops_") and c != "drops_total" and phases[c].sum() > 0]
+    headers = ["phase", "from (µs)", "to (µs)", "opened by", "flows started", "finished",
+               "unfinished", "mean slowdown", "p99 slowdown", "p99 FCT (µs)",
+               "goodput (Gbps)", "drops", *[c.removeprefix("drops_").replace("_", " ")
+                                             for c in reasons]]
+    rows = []
+    last = phases.height - 1
+    for r in phases.iter_rows(named=True):
+        i = r["phase"]
+        name = f"{i} (before)" if i == 0 and r["what"] is None else (
+            f"{i} (last)" if i == last else str(i))
+        rows.append([name, r["start_us"], r["end_us"], r["what"] or "–", r["flows"],
+                     r["finished"], r["unfinished"], r["slowdown_mean"], r["slowdown_p99"],
+                     r["fct_us_p99"], r["goodput_gbps"], r["drops_total"],
+                     *[r[c] for c in reasons]])
+    return headers, rows
+
+
+def _failures_section(d: Path, plot_dir: Path) -> list[str]:
+    """The "Failures" section of a single run with scheduled network
+    changes (``[[event]]``): the per-phase table of ``summary.json`` and
+    the plots of :func:`pktsim.failures.failure_plots`; nothing for a run
+    without changes."""
+    from . import failures
+
+    summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    phases = failures.phases_frame(summary)
+    if phases.height == 0:
+        return []
+    n = len(failures.faults(summary))
+    headers, rows = _phase_rows(phases)
+    parts = [
+        "<h2>Failures</h2>",
+        f"<p>The run applied {n} scheduled change{'s' * (n != 1)} to the network "
+        "(<code>[[event]]</code>), which cut it into the phases below: phase 0 runs until "
+        "the first change, each change (several at one instant together) opens the next, "
+        "the last ends with the run. A flow counts in the phase it <i>started</i> in, "
+        "wherever it finished; its statistics are over finished flows, goodput is their "
+        "bytes over their summed FCT. Drops are those counted while the phase lasted "
+        "(<code>summary.json</code> → <code>phases</code>). In the plots a dotted line "
+        "marks each change; time bins never straddle one.</p>",
+        _table(headers, rows, cls="phases"),
+    ]
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    parts += _plot_divs(failures.failure_plots(d), plot_dir, "fail")
     return parts
 
 
@@ -558,6 +622,7 @@ def report(
     # A single run's queues are drawn over time with its other series
     # (per port, zoomable) instead of as one more static panel.
     time_section = _time_section(d, d / "plots") if single else _sweep_time_note(d)
+    failure_section = _failures_section(d, d / "plots") if single else []
     plot_list = _make_plots(summaries, flows, queues, d / "plots", params,
                             queue_plot=not (single and queues is not None))
     commit = git_commit()
@@ -570,7 +635,7 @@ def report(
 
     # plotly.js once, inline, before any figure: the page works offline.
     script = ""
-    if "class='timeplot'" in "".join(time_section):
+    if "class='timeplot'" in "".join(time_section + failure_section):
         from .interactive import plotly_js
 
         script = f"<script type='text/javascript'>{plotly_js()}</script>"
@@ -661,6 +726,7 @@ def report(
             f"<figcaption>{html.escape(cap)} — plots/{html.escape(path.name)}</figcaption>"
             "</figure>"
         )
+    parts += failure_section
     parts += time_section
     parts.append("<h2>Configs</h2>")
     for r in ordered.iter_rows(named=True):

@@ -106,7 +106,10 @@ class Lines:
     ``line`` (the legend entry), ``group`` (lines of one group share a
     colour), ``dash`` (drawn dashed) and ``value``; ``order`` lists the
     lines in legend order. ``step``: the value holds until the next point
-    (a state variable), not a sample to join by straight lines."""
+    (a state variable), not a sample to join by straight lines. ``marks``:
+    vertical lines at these x values, each labelled (a scheduled change of
+    the network; an empty label draws the line alone). ``points``: lines
+    drawn as unjoined points (a scatter). ``logy``: a log value axis."""
 
     name: str
     title: str
@@ -116,6 +119,9 @@ class Lines:
     order: list[str]
     step: bool = False
     note: str = ""
+    marks: tuple[tuple[float, str], ...] = ()
+    points: frozenset[str] = frozenset()
+    logy: bool = False
 
 
 @dataclass(frozen=True)

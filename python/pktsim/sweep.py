@@ -616,6 +616,11 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
                 flat.update(
                     _flatten({x: y for x, y in b.items() if x != "label"}, f"{key}.{label}.")
                 )
+        elif k == "phases" and isinstance(v, list):
+            # By index, so that a claim or a table can name one phase's
+            # figure ("phases.1.slowdown.p99": during the first failure).
+            for i, p in enumerate(v):
+                flat.update(_flatten(p, f"{key}.{i}."))
         elif isinstance(v, Mapping):
             flat.update(_flatten(v, key + "."))
         elif isinstance(v, list):
@@ -627,7 +632,8 @@ def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     """A summary as one flat dict with dotted keys (``slowdown.mean``,
-    ``buckets.0B-100KB.slowdown.p99``, ``meta.git_commit``)."""
+    ``buckets.0B-100KB.slowdown.p99``, ``meta.git_commit``; a run with
+    scheduled changes also ``phases.1.slowdown.p99``, by phase index)."""
     return _flatten(summary)
 
 

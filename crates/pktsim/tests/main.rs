@@ -5,6 +5,7 @@ mod canary;
 mod common;
 mod credit;
 mod extending_doc;
+mod failure_phases;
 mod failures;
 mod fastlane;
 mod fastpass;

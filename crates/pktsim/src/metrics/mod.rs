@@ -3,6 +3,7 @@
 
 pub mod flows_table;
 pub mod ideal;
+pub mod phases;
 pub mod queries;
 pub mod reference;
 pub mod summary;

@@ -1,10 +1,13 @@
 //! The run summary written to `summary.json`: FCT and slowdown statistics
-//! overall and per flow-size bucket, throughput, drops, speed.
+//! overall and per flow-size bucket, throughput, drops, speed, and for a
+//! run with scheduled network changes the same per phase (see
+//! [`super::phases`]).
 //!
 //! Percentiles are nearest-rank: the p-th percentile of n sorted values is
 //! the value at rank ⌈p/100 · n⌉ (1-based). Statistics of empty sets are
 //! `null`, never NaN.
 
+use super::phases::{phases, FaultEntry, Phase};
 use super::{Counters, DropReason, DropSite, FlowResult, RunOutput};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -246,6 +249,15 @@ pub struct Summary {
     /// The packet trace (runs with `[output.trace]` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceStats>,
+    /// The scheduled network changes the run applied, in time order
+    /// (runs with `[[event]]`s only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultEntry>,
+    /// The run cut at those changes: per phase, its flows' FCT, slowdown
+    /// and goodput, and the drops while it lasted (runs with `[[event]]`s
+    /// only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
     /// `true` when the config opted out of the protocol/network
     /// compatibility checks (`[network] allow_mismatch = true`); absent
     /// otherwise. Set by whoever knows the config (the run command), since
@@ -291,7 +303,8 @@ fn kinds(v: [u64; 2]) -> BTreeMap<String, u64> {
     BTreeMap::from([("data".to_string(), v[0]), ("control".to_string(), v[1])])
 }
 
-fn fct_us(f: &FlowResult) -> Option<f64> {
+/// A flow's FCT in microseconds, if it finished.
+pub(super) fn fct_us(f: &FlowResult) -> Option<f64> {
     f.fct().map(|d| d.ps() as f64 / 1e6)
 }
 
@@ -349,6 +362,8 @@ impl Summary {
                 rows: rows.len() as u64,
                 truncated: *truncated,
             }),
+            faults: FaultEntry::list(&run.faults),
+            phases: phases(run),
             allow_mismatch: false,
             mismatches: Vec::new(),
         }
@@ -587,6 +602,40 @@ mod tests {
         assert_eq!(per_host.hosts, 2);
         assert_eq!(per_host.min_fraction, Some(host0));
         assert_eq!(per_host.mean_fraction, Some((host0 + 1.0) / 2.0));
+    }
+
+    #[test]
+    fn phases_and_faults_only_for_runs_with_changes() {
+        let mut run = RunOutput {
+            flows: vec![flow(0, 1000, Some(20), 10)],
+            queue_samples: vec![],
+            link_samples: vec![],
+            trace: None,
+            timeseries: vec![],
+            counters: Counters::default(),
+            faults: Vec::new(),
+            events: 0,
+            sim_time: Time::ZERO + Duration::from_us(100),
+            wall_time: std::time::Duration::ZERO,
+            protocol: "x".into(),
+            protocol_counters: Default::default(),
+            seed: 1,
+            stop_reason: "all_flows_done".into(),
+        };
+        let plain = serde_json::to_string(&Summary::from_run(&run, DEFAULT_BUCKETS)).unwrap();
+        assert!(!plain.contains("\"phases\"") && !plain.contains("\"faults\""));
+        run.faults.push(crate::metrics::FaultMark {
+            at: Time::ZERO + Duration::from_us(40),
+            what: "down link a-b".into(),
+            counters_before: Counters::default(),
+        });
+        let s = Summary::from_run(&run, DEFAULT_BUCKETS);
+        assert_eq!(s.faults.len(), 1);
+        assert_eq!(s.phases.len(), 2);
+        assert_eq!((s.phases[0].flows, s.phases[1].flows), (1, 0));
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"faults\":[{\"at_us\":40.0,\"what\":\"down link a-b\"}]"));
+        assert!(json.contains("\"phases\":[{\"start_us\":0.0,\"end_us\":40.0,\"what\":null"));
     }
 
     #[test]
