@@ -358,3 +358,29 @@ fn a_run_with_failures_is_the_same_on_a_rerun_and_on_any_thread_count() {
         assert_eq!(serial.faults, out.faults, "{threads} threads: fault marks");
     }
 }
+
+#[test]
+fn an_event_after_the_time_limit_is_a_warning_and_a_bad_one_an_error() {
+    let late = "[[event]]\nat = \"2s\"\naction = \"down\"\nlink = [\"leaf0\", \"spine0\"]\n";
+    let exp = prepare(&leaf_spine_run(10_000, "", late));
+    assert!(
+        exp.warnings.iter().any(
+            |w| w.starts_with("event: \"down link leaf0-spine0\" at 2000ms")
+                && w.ends_with("it never happens")
+        ),
+        "{:?}",
+        exp.warnings
+    );
+    let bad = "[[event]]\nat = \"1ms\"\naction = \"down\"\nlink = [\"leaf0\", \"leaf1\"]\n";
+    let cfg = pktsim::config::Config::from_toml_str(&leaf_spine_run(10_000, "", bad), "<test>")
+        .expect("parses");
+    let e = cfg
+        .prepare(std::path::Path::new("."))
+        .err()
+        .expect("an error")
+        .to_string();
+    assert!(
+        e.contains("event[0].link: no link between leaf0 and leaf1"),
+        "{e}"
+    );
+}

@@ -76,6 +76,16 @@ impl Config {
         check_time_range(&topo, &workload, &self.workload)?;
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
         self.check_size_buckets()?;
+        if let (Some(plan), Some(limit)) = (&net_params.faults, stops.time_limit) {
+            if let Some(late) = plan.steps.iter().find(|s| s.at > limit) {
+                warnings.push(format!(
+                    "event: \"{}\" at {} comes after run.time_limit ({}): it never happens",
+                    late.what,
+                    late.at.since(Time::ZERO),
+                    limit.since(Time::ZERO)
+                ));
+            }
+        }
         let allowed_mismatches = self.allowed_mismatches(&mismatches, &mut warnings);
         let threads = self.check_threads(&topo, &net, &mut warnings)?;
         Ok(Experiment {

@@ -68,6 +68,27 @@ fn switch_distances(
     }
 }
 
+/// Next-hop sets stored once each, one after the other: an entry is a
+/// `(start, len)` range of `hops`, and equal sets share one range.
+#[derive(Default)]
+struct PortSets {
+    hops: Vec<PortId>,
+    dedup: HashMap<Vec<PortId>, u32>,
+}
+
+impl PortSets {
+    /// The range of `set`, stored now if it is new.
+    fn intern(&mut self, set: &[PortId]) -> (u32, u32) {
+        let hops = &mut self.hops;
+        let start = *self.dedup.entry(set.to_vec()).or_insert_with(|| {
+            let s = hops.len() as u32;
+            hops.extend_from_slice(set);
+            s
+        });
+        (start, set.len() as u32)
+    }
+}
+
 /// Into `set`, the ports of switch `u` that lead to a switch one step
 /// closer to the leaf whose distances are `dist`.
 fn closer_hops(
@@ -97,16 +118,8 @@ impl Routing {
         names: &[String],
     ) -> Result<Routing> {
         let n = adj.len();
-        let mut hops: Vec<PortId> = Vec::new();
-        let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
-        let mut intern = |set: &[PortId]| -> (u32, u32) {
-            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
-                let s = hops.len() as u32;
-                hops.extend_from_slice(set);
-                s
-            });
-            (start, set.len() as u32)
-        };
+        let mut sets = PortSets::default();
+        let mut intern = |set: &[PortId]| sets.intern(set);
 
         // Hosts: their switch, their NIC and the port down to them.
         let mut attach = Vec::with_capacity(n_hosts);
@@ -171,7 +184,7 @@ impl Routing {
             n_leaves,
             host,
             entries,
-            hops,
+            hops: sets.hops,
         })
     }
 
@@ -187,16 +200,8 @@ impl Routing {
         built: &Routing,
     ) -> Routing {
         let n = adj.len();
-        let mut hops: Vec<PortId> = Vec::new();
-        let mut dedup: HashMap<Vec<PortId>, u32> = HashMap::new();
-        let mut intern = |set: &[PortId]| -> (u32, u32) {
-            let start = *dedup.entry(set.to_vec()).or_insert_with(|| {
-                let s = hops.len() as u32;
-                hops.extend_from_slice(set);
-                s
-            });
-            (start, set.len() as u32)
-        };
+        let mut sets = PortSets::default();
+        let mut intern = |set: &[PortId]| sets.intern(set);
         let host: Vec<HostRoute> = built
             .host
             .iter()
@@ -238,7 +243,7 @@ impl Routing {
             n_leaves,
             host,
             entries,
-            hops,
+            hops: sets.hops,
         }
     }
 
@@ -322,6 +327,107 @@ mod tests {
         assert_eq!(r.n_entries(), 4 * 2 + 2 * 4);
     }
 
+    /// A topology's adjacency, ports numbered as the network numbers them.
+    fn adjacency(t: &crate::net::topology::TopologySpec) -> Vec<Vec<(PortId, NodeId)>> {
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
+        for (i, l) in t.links.iter().enumerate() {
+            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
+            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
+        }
+        adj
+    }
+
+    /// `adj` without the two directions of the link `port` feeds (ports
+    /// of a link are numbered one after the other).
+    fn without_link(adj: &[Vec<(PortId, NodeId)>], port: u32) -> Vec<Vec<(PortId, NodeId)>> {
+        adj.iter()
+            .map(|ps| {
+                ps.iter()
+                    .copied()
+                    .filter(|(p, _)| p.0 / 2 != port / 2)
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn routes_around_a_failed_link_stay_shortest_and_mirror_each_other() {
+        let adj = leaf_spine();
+        let built = Routing::compute(4, &adj, &names(8)).unwrap();
+        // Leaf 4's link to spine 6 (ports 8 and 9) fails.
+        let r = Routing::compute_around(4, &without_link(&adj, 8), &built);
+        let ports = |node: u32, dst: u32| -> Vec<u32> {
+            r.next_hops(NodeId(node), NodeId(dst))
+                .iter()
+                .map(|p| p.0)
+                .collect()
+        };
+        // Both leaves now go through spine 7 only, each way: a symmetric
+        // hash over one choice is the mirror path.
+        assert_eq!(ports(4, 2), vec![12]);
+        assert_eq!(ports(5, 0), vec![14]);
+        // Spine 6 reaches leaf 4 only through leaf 5 and spine 7 (a
+        // longer path, the only one left).
+        assert_eq!(ports(6, 0), vec![11]);
+        // Hosts and the last hops are as built.
+        assert_eq!(ports(0, 3), vec![0]);
+        assert_eq!(ports(4, 1), vec![3]);
+        // Both of leaf 4's uplinks fail: no path is left towards leaf 5,
+        // and leaf 4 keeps the routes it was built with (the packets die
+        // on the failed links; the flows wait for them).
+        let cut = without_link(&without_link(&adj, 8), 12);
+        let r = Routing::compute_around(4, &cut, &built);
+        assert_eq!(
+            r.next_hops(NodeId(4), NodeId(2)),
+            built.next_hops(NodeId(4), NodeId(2))
+        );
+    }
+
+    #[test]
+    fn a_fat_tree_routes_around_a_failed_core_link_through_another_core() {
+        use crate::net::topology::fat_tree;
+        use crate::time::{Duration, Rate};
+        let gbps = Rate::gbps(10);
+        let t = fat_tree(4, 4, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
+        let adj = adjacency(&t);
+        let built = Routing::compute(16, &adj, &t.names).unwrap();
+        // The first core link of the aggregation switch host 0's packets
+        // reach first fails.
+        let tor = t
+            .links
+            .iter()
+            .find(|l| l.a.idx() == 0)
+            .map(|l| l.b)
+            .unwrap();
+        let agg_port = built.next_hops(tor, NodeId(15))[0];
+        let agg = {
+            let l = &t.links[agg_port.idx() / 2];
+            if agg_port.0 % 2 == 0 {
+                l.b
+            } else {
+                l.a
+            }
+        };
+        let up = built.next_hops(agg, NodeId(15)).to_vec();
+        assert_eq!(up.len(), 2, "two cores above each aggregation switch");
+        let r = Routing::compute_around(16, &without_link(&adj, up[0].0), &built);
+        assert_eq!(r.next_hops(agg, NodeId(15)), &up[1..]);
+        // Every host still reaches every other, on at most 6 links.
+        for src in 0..16u32 {
+            for dst in 0..16u32 {
+                let (mut at, mut n) = (NodeId(src), 0);
+                while at.0 != dst {
+                    let p = r.next_hops(at, NodeId(dst))[0];
+                    assert_ne!(p.0 / 2, up[0].0 / 2, "a route over the failed link");
+                    let l = &t.links[p.idx() / 2];
+                    at = if p.0 % 2 == 0 { l.b } else { l.a };
+                    n += 1;
+                    assert!(n <= 6, "loop from {src} to {dst}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_host_that_cannot_reach_another_is_an_error() {
         // Two separate leaves with one host each.
@@ -345,11 +451,7 @@ mod tests {
         // k = 8: 128 hosts, 32 ToRs, 32 aggregation and 16 core switches.
         let gbps = Rate::gbps(10);
         let t = fat_tree(8, 8, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
-        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); t.n_nodes()];
-        for (i, l) in t.links.iter().enumerate() {
-            adj[l.a.idx()].push((PortId(2 * i as u32), l.b));
-            adj[l.b.idx()].push((PortId(2 * i as u32 + 1), l.a));
-        }
+        let adj = adjacency(&t);
         let r = Routing::compute(128, &adj, &t.names).unwrap();
         // 80 switches × 32 leaves, plus two per host: not nodes × hosts
         // (208 × 128), which grows as k^6 and was 6.9 GB at k = 48.

@@ -173,10 +173,8 @@ impl<T: Transport> Simulation<T> {
         };
         // A scheduled delay change may shorten a cut link: the window must
         // stay within the shortest delay the run will ever have.
+        // (A delay of 0 is a partition blocker, above.)
         if let Some(d) = self.net.fault_plan().and_then(|p| p.shortest_delay_set()) {
-            if d.ps() == 0 {
-                return Err("a link's delay is set to 0 by an [[event]]; the run".into());
-            }
             lookahead = lookahead.min(d);
         }
         let (group_of, groups) = deal(partition, &self.net, threads.min(nets.len() + 1));
@@ -615,9 +613,11 @@ impl<T: Transport> Piece for Group<'_, T> {
                         stage.events.schedule(now + iv, tie, Event::LinkSample);
                     }
                 }
-                Some(SampleKind::Fault(i)) => {
-                    let (net, events) = (&mut *stage.net, &mut *stage.events);
-                    Simulation::<T>::run_fault(net, i, now, &ours, events, fault_marks);
+                Some(SampleKind::Fault) => {
+                    if let Event::Fault(i) = ev {
+                        let (net, events) = (&mut *stage.net, &mut *stage.events);
+                        Simulation::<T>::run_fault(net, i, now, &ours, events, fault_marks);
+                    }
                 }
                 Some(SampleKind::Series) => {
                     if let Some(series) = stage.series.as_deref_mut() {

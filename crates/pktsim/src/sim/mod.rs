@@ -411,7 +411,7 @@ impl<T: Transport> Simulation<T> {
     #[inline(always)]
     fn run_event(&mut self, now: Time, tie: Tie, ev: Event) {
         if let Some(kind) = self.stage().run_event(now, tie, ev) {
-            self.take_sample(kind, now);
+            self.take_sample(kind, now, ev);
         }
     }
 
@@ -447,11 +447,13 @@ impl<T: Transport> Simulation<T> {
     /// Take a sample of every port (the serial loop's; a group of a
     /// partitioned run samples its own) and schedule the next one.
     #[cold]
-    fn take_sample(&mut self, kind: SampleKind, now: Time) {
+    fn take_sample(&mut self, kind: SampleKind, now: Time, ev: Event) {
         match kind {
-            SampleKind::Fault(i) => {
-                let marks = &mut self.fault_marks;
-                Self::run_fault(&mut self.net, i, now, &|_| true, &mut self.events, marks);
+            SampleKind::Fault => {
+                if let Event::Fault(i) = ev {
+                    let marks = &mut self.fault_marks;
+                    Self::run_fault(&mut self.net, i, now, &|_| true, &mut self.events, marks);
+                }
             }
             SampleKind::Queues => {
                 let switches_only = !self.limits.sample_host_queues;
@@ -612,8 +614,10 @@ pub(crate) enum SampleKind {
     Links,
     /// The followed flows' state ([`FlowSeries`]).
     Series,
-    /// Moment `i` of the network's fault plan.
-    Fault(u32),
+    /// A moment of the network's fault plan (the event,
+    /// [`Event::Fault`], says which): no data here, so that the answer of
+    /// every event stays one byte.
+    Fault,
 }
 
 /// The state that events change, borrowed: the whole run's in the serial
@@ -666,7 +670,7 @@ impl<T: Transport> Stage<'_, T> {
             Event::Sample => return Some(SampleKind::Queues),
             Event::LinkSample => return Some(SampleKind::Links),
             Event::SeriesSample => return Some(SampleKind::Series),
-            Event::Fault(i) => return Some(SampleKind::Fault(i)),
+            Event::Fault(_) => return Some(SampleKind::Fault),
         }
         None
     }

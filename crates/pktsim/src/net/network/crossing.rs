@@ -67,6 +67,14 @@ impl Network {
     pub fn partition_blocker(&self) -> Option<&'static str> {
         // Plug-ins keep no state of their own during a run (their queues
         // are the ports', their hook is below).
+        let zero_delay = self
+            .fault_plan()
+            .and_then(|p| p.shortest_delay_set())
+            .is_some_and(|d| d.ps() == 0);
+        if zero_delay {
+            // A window lasts the shortest delay a cut link will ever have.
+            return Some("an [[event]] that sets a link's delay to 0");
+        }
         match &self.hook {
             Some(h) if !h.splits() => Some("a refusal hook whose state is not per node"),
             _ => None,
