@@ -6,6 +6,7 @@ mod common;
 mod credit;
 mod extending_doc;
 mod failures;
+mod failures_experiment;
 mod fastlane;
 mod fastpass;
 mod golden;
