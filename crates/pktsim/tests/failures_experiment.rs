@@ -21,12 +21,13 @@ const UP_MS: u64 = 4;
 /// The shipped config `rel` with `FLOWS` flows and the failure window
 /// moved to `DOWN_MS`..`UP_MS`.
 fn cut_down(rel: &str) -> String {
-    let text = shipped_config(rel, SHIPPED_FLOWS, FLOWS);
-    for (from, to) in [("at = \"10ms\"", DOWN_MS), ("at = \"30ms\"", UP_MS)] {
-        assert!(text.contains(from), "{rel}: no longer {from}");
+    let mut text = shipped_config(rel, SHIPPED_FLOWS, FLOWS);
+    for (from, to) in [("10ms", DOWN_MS), ("30ms", UP_MS)] {
+        let from = format!("at = \"{from}\"");
+        assert!(text.contains(&from), "{rel}: no longer {from}");
+        text = text.replace(&from, &format!("at = \"{to}ms\""));
     }
-    text.replace("at = \"10ms\"", &format!("at = \"{DOWN_MS}ms\""))
-        .replace("at = \"30ms\"", &format!("at = \"{UP_MS}ms\""))
+    text
 }
 
 fn link_down_drops(c: &pktsim::metrics::Counters) -> u64 {
