@@ -7,6 +7,7 @@ mod credit;
 mod extending_doc;
 mod failure_phases;
 mod failures;
+mod failures_experiment;
 mod fastlane;
 mod fastpass;
 mod golden;
