@@ -23,7 +23,7 @@
 //! emulation packets): the RED/ECN single-threshold realisation of both
 //! papers, where a mark on an ECT packet is ignored.
 
-use super::{Dequeue, Discipline, Drops, Held, TokenBucket};
+use super::{Dequeue, Discipline, Drops, TokenBucket};
 use crate::metrics::DropReason;
 use crate::packet::{flags, Packet};
 use crate::time::{Rate, Time};
@@ -53,11 +53,9 @@ pub struct CreditPort {
     data: VecDeque<Packet>,
     bucket: TokenBucket,
     params: CreditPortParams,
-    /// What `ctrl` and `data` hold: they share the port's byte budget,
-    /// drop-tail.
-    budget: Held,
-    /// What `credit` holds: bounded in packets, not bytes.
-    credits: Held,
+    /// Bytes in `ctrl` and `data` (the port's byte budget).
+    budget_bytes: u64,
+    credit_bytes: u64,
 }
 
 impl CreditPort {
@@ -69,8 +67,8 @@ impl CreditPort {
             data: VecDeque::with_capacity(16),
             bucket: TokenBucket::new(params.credit_rate, params.credit_burst_bytes),
             params,
-            budget: Held::new(None),
-            credits: Held::new(None),
+            budget_bytes: 0,
+            credit_bytes: 0,
         }
     }
 
@@ -82,7 +80,7 @@ impl CreditPort {
     #[inline]
     fn take_credit(&mut self, now: Time) -> Packet {
         let p = self.credit.pop_front().expect("caller checked");
-        self.credits.remove(&p);
+        self.credit_bytes -= p.size as u64;
         self.bucket.charge(now, p.size as u64);
         p
     }
@@ -90,31 +88,31 @@ impl CreditPort {
 
 impl Discipline for CreditPort {
     #[inline]
-    fn enqueue(&mut self, mut pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
+    fn enqueue(&mut self, pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
         if pkt.class == CREDIT_CLASS {
-            if self.credits.len() >= self.params.credit_packets as usize {
+            if self.credit.len() >= self.params.credit_packets as usize {
                 drops.push((pkt, DropReason::BufferFull));
-            } else if self.selectively_dropped(&pkt, self.credits.len()) {
+            } else if self.selectively_dropped(&pkt, self.credit.len()) {
                 drops.push((pkt, DropReason::Protocol));
             } else {
-                self.credits.admit(&mut pkt);
+                self.credit_bytes += pkt.size as u64;
                 self.credit.push_back(pkt);
             }
             return 0;
         }
-        if !self.budget.fits(&pkt, limit) {
+        if self.budget_bytes + pkt.size as u64 > limit {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }
         if pkt.class == 0 {
-            self.budget.admit(&mut pkt);
             self.ctrl.push_back(pkt);
         } else if self.selectively_dropped(&pkt, self.data.len()) {
             drops.push((pkt, DropReason::Protocol));
+            return 0;
         } else {
-            self.budget.admit(&mut pkt);
             self.data.push_back(pkt);
         }
+        self.budget_bytes += pkt.size as u64;
         0
     }
 
@@ -135,7 +133,7 @@ impl Discipline for CreditPort {
     #[inline]
     fn poll(&mut self, now: Time, _drops: &mut Drops) -> Dequeue {
         if let Some(p) = self.ctrl.pop_front() {
-            self.budget.remove(&p);
+            self.budget_bytes -= p.size as u64;
             return Dequeue::Packet(p);
         }
         let credit_at = if self.credit.is_empty() {
@@ -147,7 +145,7 @@ impl Discipline for CreditPort {
             return Dequeue::Packet(self.take_credit(now));
         }
         if let Some(p) = self.data.pop_front() {
-            self.budget.remove(&p);
+            self.budget_bytes -= p.size as u64;
             return Dequeue::Packet(p);
         }
         match credit_at {
@@ -158,9 +156,9 @@ impl Discipline for CreditPort {
 
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         if pkt.class == CREDIT_CLASS {
-            self.credits.len() < self.params.credit_packets as usize
+            self.credit.len() < self.params.credit_packets as usize
         } else {
-            self.budget.fits(pkt, limit)
+            self.budget_bytes + pkt.size as u64 <= limit
         }
     }
     /// Control first, then credits, then data.
@@ -168,14 +166,14 @@ impl Discipline for CreditPort {
         true
     }
     fn bytes(&self) -> u64 {
-        self.budget.bytes() + self.credits.bytes()
+        self.budget_bytes + self.credit_bytes
     }
     fn len(&self) -> usize {
-        self.budget.len() + self.credits.len()
+        self.ctrl.len() + self.credit.len() + self.data.len()
     }
     fn drain(&mut self) -> Vec<Packet> {
-        self.budget.clear();
-        self.credits.clear();
+        self.budget_bytes = 0;
+        self.credit_bytes = 0;
         let mut out: Vec<Packet> = self.ctrl.drain(..).collect();
         out.extend(self.credit.drain(..));
         out.extend(self.data.drain(..));

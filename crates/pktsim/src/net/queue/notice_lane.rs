@@ -17,7 +17,7 @@
 //! Everything else goes to the inner discipline untouched: only switches of
 //! a FastLane network have a lane, so other runs pay nothing for it.
 
-use super::{Dequeue, Discipline, Drops, Held, Queue, TokenBucket};
+use super::{Dequeue, Discipline, Drops, Queue, TokenBucket};
 use crate::metrics::DropReason;
 use crate::packet::{flags, Packet};
 use crate::time::{Rate, Time};
@@ -28,9 +28,7 @@ use std::collections::VecDeque;
 pub struct NoticeLane {
     inner: Queue,
     lane: VecDeque<Packet>,
-    /// What the lane holds; its admission is drop-tail against
-    /// `cap_bytes`. The inner discipline keeps its own counts.
-    held: Held,
+    lane_bytes: u64,
     cap_bytes: u64,
     bucket: TokenBucket,
     /// Notice bytes this port sent.
@@ -48,7 +46,7 @@ impl NoticeLane {
         NoticeLane {
             inner,
             lane: VecDeque::new(),
-            held: Held::new(None),
+            lane_bytes: 0,
             cap_bytes,
             bucket: TokenBucket::new(rate, burst_bytes),
             sent_bytes: 0,
@@ -59,7 +57,7 @@ impl NoticeLane {
 
     /// Notice bytes queued now.
     pub fn lane_bytes(&self) -> u64 {
-        self.held.bytes()
+        self.lane_bytes
     }
 
     /// The lane's byte cap.
@@ -69,7 +67,7 @@ impl NoticeLane {
 
     fn take_notice(&mut self, now: Time) -> Packet {
         let p = self.lane.pop_front().expect("caller checked the lane");
-        self.held.remove(&p);
+        self.lane_bytes -= p.size as u64;
         self.bucket.charge(now, p.size as u64);
         self.sent_bytes += p.size as u64;
         self.sent_packets += 1;
@@ -78,18 +76,18 @@ impl NoticeLane {
 }
 
 impl Discipline for NoticeLane {
-    fn enqueue(&mut self, mut pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
+    fn enqueue(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
         if !pkt.has(flags::NOTICE) {
             return self.inner.enqueue(pkt, now, limit, drops);
         }
-        if !self.held.fits(&pkt, self.cap_bytes) {
+        if self.lane_bytes + pkt.size as u64 > self.cap_bytes {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }
-        let marked = self.held.admit(&mut pkt);
-        self.peak_bytes = self.peak_bytes.max(self.held.bytes());
+        self.lane_bytes += pkt.size as u64;
+        self.peak_bytes = self.peak_bytes.max(self.lane_bytes);
         self.lane.push_back(pkt);
-        marked
+        0
     }
 
     /// Notices first regardless of the bucket (the network calls
@@ -119,7 +117,7 @@ impl Discipline for NoticeLane {
 
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         if pkt.has(flags::NOTICE) {
-            self.held.fits(pkt, self.cap_bytes)
+            self.lane_bytes + pkt.size as u64 <= self.cap_bytes
         } else {
             self.inner.admits(pkt, limit)
         }
@@ -130,15 +128,15 @@ impl Discipline for NoticeLane {
         self.inner.schedules_by_priority()
     }
     fn bytes(&self) -> u64 {
-        self.inner.bytes() + self.held.bytes()
+        self.inner.bytes() + self.lane_bytes
     }
 
     fn len(&self) -> usize {
-        self.inner.len() + self.held.len()
+        self.inner.len() + self.lane.len()
     }
 
     fn drain(&mut self) -> Vec<Packet> {
-        self.held.clear();
+        self.lane_bytes = 0;
         let mut out: Vec<Packet> = self.lane.drain(..).collect();
         out.extend(self.inner.drain());
         out

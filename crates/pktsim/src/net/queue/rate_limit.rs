@@ -48,9 +48,7 @@ impl TokenBucket {
     }
 }
 
-/// Any discipline behind a token bucket. It holds no packets of its own:
-/// counts, marks and admission are the inner discipline's (its
-/// [`super::Held`]), so it keeps no copy of them.
+/// Any discipline behind a token bucket.
 #[derive(Debug)]
 pub struct RateLimited {
     inner: Queue,
