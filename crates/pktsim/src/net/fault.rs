@@ -1,8 +1,8 @@
 //! Scheduled changes to the network (issue 32): links and switches that go
 //! down and come back, links that change rate or delay, links that lose a
 //! share of their packets (gray failures). The experiment file names them
-//! (`[[event]]`, `crate::config::events`); here they are resolved to ports
-//! and nodes, in time order, with when routing learns of them.
+//! (`[[event]]`) and the config resolves them to ports and nodes; here they
+//! are, in time order, with when routing learns of them.
 //!
 //! What a change does is the network's (`network::faults`): a link that
 //! goes down loses the packets queued for it and on its wire
