@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import polars as pl
+
 import pktsim
 
 
@@ -30,7 +32,7 @@ def test_a_failure_from_a_dict_drops_packets_for_its_link(tmp_path: Path, small_
     # The link series count them on the failed link's two ports only.
     links = res.links
     assert links is not None
-    by_port = links.group_by("port").agg(links["drops_link_down"].sum().alias("d"))
+    by_port = links.group_by("port").agg(pl.col("drops_link_down").sum().alias("d"))
     assert by_port.filter(by_port["d"] > 0).height <= 2
     assert by_port["d"].sum() == down
     # Without the events the same flows lose nothing to a dead link.
