@@ -307,12 +307,7 @@ mod tests {
     fn next_hops_follow_every_shortest_path_down_to_the_host() {
         let adj = leaf_spine();
         let r = Routing::compute(4, &adj, &names(8)).unwrap();
-        let ports = |node: u32, dst: u32| -> Vec<u32> {
-            r.next_hops(NodeId(node), NodeId(dst))
-                .iter()
-                .map(|p| p.0)
-                .collect()
-        };
+        let ports = |node: u32, dst: u32| port_numbers(&r, node, dst);
         // A host's only next hop is its NIC.
         assert_eq!(ports(0, 3), vec![0]);
         assert_eq!(ports(3, 0), vec![6]);
@@ -325,6 +320,14 @@ mod tests {
         assert_eq!(ports(6, 0), vec![9]);
         assert_eq!(ports(6, 3), vec![11]);
         assert_eq!(r.n_entries(), 4 * 2 + 2 * 4);
+    }
+
+    /// The numbers of the next-hop ports at `node` towards host `dst`.
+    fn port_numbers(r: &Routing, node: u32, dst: u32) -> Vec<u32> {
+        r.next_hops(NodeId(node), NodeId(dst))
+            .iter()
+            .map(|p| p.0)
+            .collect()
     }
 
     /// A topology's adjacency, ports numbered as the network numbers them.
@@ -356,12 +359,7 @@ mod tests {
         let built = Routing::compute(4, &adj, &names(8)).unwrap();
         // Leaf 4's link to spine 6 (ports 8 and 9) fails.
         let r = Routing::compute_around(4, &without_link(&adj, 8), &built);
-        let ports = |node: u32, dst: u32| -> Vec<u32> {
-            r.next_hops(NodeId(node), NodeId(dst))
-                .iter()
-                .map(|p| p.0)
-                .collect()
-        };
+        let ports = |node: u32, dst: u32| port_numbers(&r, node, dst);
         // Both leaves now go through spine 7 only, each way: a symmetric
         // hash over one choice is the mirror path.
         assert_eq!(ports(4, 2), vec![12]);
