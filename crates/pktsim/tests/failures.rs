@@ -420,7 +420,12 @@ fn pfabric_recovers_when_the_acks_of_a_whole_window_are_lost() {
     );
     let out = run(&toml);
     assert_all_finished(&out);
-    let lost: u64 = out.counters.dropped.iter().map(|d| d[DropReason::LinkLoss as usize]).sum();
+    let lost: u64 = out
+        .counters
+        .dropped
+        .iter()
+        .map(|d| d[DropReason::LinkLoss as usize])
+        .sum();
     assert!(lost > 10, "only {lost} ACKs lost");
     assert!(out.flows[0].finish.unwrap() > Time::ZERO + Duration::from_us(230));
 }
@@ -429,12 +434,17 @@ fn pfabric_recovers_when_the_acks_of_a_whole_window_are_lost() {
 fn phost_resends_a_lost_rts_with_rts_timeout_and_waits_for_good_without() {
     // The RTS of a 20-packet flow (no free tokens) is lost on the last
     // link, which it reaches at about 3 us.
-    let events = "[[event]]\nat = \"0us\"\naction = \"loss\"\nloss = 1.0\nlink = [\"leaf1\", \"h4\"]\n\
+    let events =
+        "[[event]]\nat = \"0us\"\naction = \"loss\"\nloss = 1.0\nlink = [\"leaf1\", \"h4\"]\n\
                   one_way = true\n[[event]]\nat = \"5us\"\naction = \"loss\"\nloss = 0.0\n\
                   link = [\"leaf1\", \"h4\"]\none_way = true\n";
-    let out = prepare(&pfabric_queues_run("protocol = \"phost\"", 20 * 1460, events))
-        .run(None)
-        .expect("runs");
+    let out = prepare(&pfabric_queues_run(
+        "protocol = \"phost\"",
+        20 * 1460,
+        events,
+    ))
+    .run(None)
+    .expect("runs");
     assert_eq!(out.flows[0].finish, None, "the 2015 code has no RTS timer");
     assert_eq!(out.counters.sent[0], 0, "no token, no data");
     let with_timer = "protocol = \"phost\"\nrts_timeout = 100.0";

@@ -409,7 +409,10 @@ fn the_arbiter_routes_around_a_failed_spine_link_and_keeps_queues_empty() {
         assert!(stats.allocs_on_lost_paths > 0, "{detection}: {stats:?}");
         // Up to two packets of jitter: the requests for slots given back
         // share the hosts' NICs with the data.
-        assert!(q <= 3, "{detection}: a switch port held {q} packets; {stats:?}");
+        assert!(
+            q <= 3,
+            "{detection}: a switch port held {q} packets; {stats:?}"
+        );
         let down = DropReason::LinkDown as usize;
         let lost: u64 = out.counters.dropped.iter().map(|d| d[down]).sum();
         if detection == "0" {

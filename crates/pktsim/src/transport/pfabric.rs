@@ -561,7 +561,8 @@ impl HostProtocol for PfabricProtocol {
                         // moves the window, where waiting would stall.
                         let (una, mss) = (s.snd_una, ctx.format().mss as u64);
                         let receivers = self.receivers.0.borrow();
-                        s.snd_nxt = una + Self::send_segment(ctx, f, s, &receivers[f.idx()], una, mss);
+                        s.snd_nxt =
+                            una + Self::send_segment(ctx, f, s, &receivers[f.idx()], una, mss);
                         self.arm(ctx, f, s);
                     }
                 }

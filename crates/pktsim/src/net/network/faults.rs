@@ -115,7 +115,9 @@ impl Network {
 
     /// The routes as the network was built, before any failure.
     pub fn built_routing(&self) -> &Routing {
-        self.faults.as_ref().map_or(&self.routing, |f| &f.built_routes)
+        self.faults
+            .as_ref()
+            .map_or(&self.routing, |f| &f.built_routes)
     }
 
     /// Whether port `pid`'s link is down now.

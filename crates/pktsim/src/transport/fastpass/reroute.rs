@@ -74,9 +74,9 @@ impl KnownRoutes {
         let (n, cores) = (self.n_racks, self.cores);
         self.usable = vec![false; n * n * cores];
         self.restricted = false;
-        for rs in 0..n {
+        for (rs, &switch) in rack_switch.iter().enumerate().take(n) {
             for rd in (0..n).filter(|&rd| rd != rs) {
-                let now = ctx.next_hop_peers(rack_switch[rs], rack_host[rd], false);
+                let now = ctx.next_hop_peers(switch, rack_host[rd], false);
                 let at = (rs * n + rd) * cores;
                 for (k, core) in core_node.iter().enumerate() {
                     let usable = now.contains(core);
