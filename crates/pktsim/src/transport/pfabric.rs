@@ -84,7 +84,7 @@ pub struct PfabricConfig {
     pub sacked_outside_window: bool,
     /// FastLane ping-pong throttle base: the n-th notice of a packet
     /// (n ≥ 2) waits base · 2^(n−2), at most the RTO (default "10us",
-    /// [INFER]). Written to the resolved config only when changed.
+    /// \[INFER\]). Written to the resolved config only when changed.
     #[serde(skip_serializing_if = "is_default_notice_base")]
     pub notice_retx_base: String,
 }

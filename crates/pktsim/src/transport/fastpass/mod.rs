@@ -40,7 +40,7 @@
 //! - Lost ALLOC messages are not recovered (the arbiter's FCP retransmission
 //!   is not modelled); requests lost on the way are (FCP's timeout, §4).
 //! - With scheduled failures the arbiter learns of them when routing does
-//!   and selects paths around them ([`reroute`]).
+//!   and selects paths around them (`reroute`).
 
 pub mod config;
 pub mod epoch;
@@ -74,7 +74,7 @@ const T_RETX: u8 = 3;
 const T_TICK: u8 = 4;
 /// Arbiter timer: a computed batch is ready to send.
 const T_OUT: u8 = 5;
-/// A granted slot's place in a batch once it is given back ([`reroute`]).
+/// A granted slot's place in a batch once it is given back (`reroute`).
 const DEFERRED: u64 = u64::MAX;
 
 /// Control packets that belong to no flow (FCP traffic). Drops of them are
@@ -153,7 +153,7 @@ pub struct FastpassStats {
     /// Data packets re-queued after `retx_timeout`.
     pub data_requeued: u64,
     /// Allocated timeslots given back because no core was left for the
-    /// pair's racks in that slot after a failure ([`reroute`]).
+    /// pair's racks in that slot after a failure (`reroute`).
     pub slots_deferred: u64,
     /// Allocations not used because routing dropped their core after they
     /// were made (asked for again).
@@ -642,7 +642,7 @@ impl FastpassProtocol {
     /// Path selection for one timeslot's `granted` pairs (spec §6): each
     /// inter-rack packet a core, so that no rack–core link carries more
     /// packets than it has lanes; after a failure only cores routing still
-    /// uses ([`reroute`]), and a packet no free one is left for gives its
+    /// uses (`reroute`), and a packet no free one is left for gives its
     /// slot back (marked [`DEFERRED`]) for its pair's next slot.
     fn select_paths(
         arb: &mut Arbiter,
