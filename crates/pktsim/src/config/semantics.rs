@@ -157,6 +157,21 @@ impl ProtocolNeeds {
             max_header_bytes: None,
         }
     }
+
+    /// A credit design: credit_port queues at switches and hosts, symmetric
+    /// ECMP so that data take the path back of what released them
+    /// (`path_back` says what), headers that fit an 84-byte credit, and no
+    /// use for notices.
+    const fn credit(protocol: &'static str, design: &'static str, path_back: &'static str) -> Self {
+        ProtocolNeeds {
+            switch_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
+            host_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
+            load_balancing: Some((LoadBalancing::SymmetricEcmp, path_back)),
+            acts_on_notices: false,
+            max_header_bytes: Some((CREDIT_BYTES, "an 84-byte credit")),
+            ..ProtocolNeeds::plain(protocol, design)
+        }
+    }
 }
 
 const ECN_QUEUE: &str =
@@ -201,35 +216,17 @@ const PROTOCOLS: [ProtocolNeeds; 8] = [
             "Fastpass' arbiter keeps queues short whatever they are",
         )
     },
-    ProtocolNeeds {
-        switch_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        host_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        load_balancing: Some((
-            LoadBalancing::SymmetricEcmp,
-            "data must take its credits' path back",
-        )),
-        acts_on_notices: false,
-        max_header_bytes: Some((CREDIT_BYTES, "an 84-byte credit")),
-        ..ProtocolNeeds::plain(
-            "expresspass",
-            "ExpressPass paces data by credits that credit_port queues rate-limit and drop",
-        )
-    },
-    ProtocolNeeds {
-        switch_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        host_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        load_balancing: Some((
-            LoadBalancing::SymmetricEcmp,
-            "data must take its emulation packets' path back",
-        )),
-        acts_on_notices: false,
-        max_header_bytes: Some((CREDIT_BYTES, "an 84-byte credit")),
-        ..ProtocolNeeds::plain(
-            "flashpass",
-            "FlashPass paces data by emulation packets that credit_port queues rate-limit \
-             and drop",
-        )
-    },
+    ProtocolNeeds::credit(
+        "expresspass",
+        "ExpressPass paces data by credits that credit_port queues rate-limit and drop",
+        "data must take its credits' path back",
+    ),
+    ProtocolNeeds::credit(
+        "flashpass",
+        "FlashPass paces data by emulation packets that credit_port queues rate-limit \
+         and drop",
+        "data must take its emulation packets' path back",
+    ),
 ];
 
 /// What a queue or refusal option needs from the protocol.
