@@ -213,11 +213,13 @@ fn fastpass_serves_a_flows_demand_one_timeslot_at_a_time() {
     let last = out.timeseries.iter().map(|r| r.time.ps()).max().unwrap();
     assert!(last <= finish + Duration::from_us(10).ps());
     // The pHost paper's epoch model: the same demand, falling to 0.
-    let epoch = toml.replace(
-        "protocol = \"fastpass\"",
+    let (out, _, _) = star_one_flow(
+        "0.2us",
+        "{ kind = \"priority\", classes = 2 }",
         "protocol = \"fastpass\"\nmodel = \"phost_epoch\"",
+        "flows = [0]",
+        size,
     );
-    let out = run(&epoch);
     let demand = series(&out, 0, 0, "demand_packets");
     assert_eq!(demand[0].1, n);
     assert_eq!(demand.last().map(|d| d.1), Some(0.0));
