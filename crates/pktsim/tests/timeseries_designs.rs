@@ -183,13 +183,9 @@ fn pfabric_window_stays_within_its_bounds_and_a_timeout_restarts_it_at_one() {
 #[test]
 fn fastpass_serves_a_flows_demand_one_timeslot_at_a_time() {
     let size = 100_000u64;
-    let (out, slot, n) = star_one_flow(
-        "0.2us",
-        "{ kind = \"priority\", classes = 2 }",
-        "protocol = \"fastpass\"",
-        "flows = [0]",
-        size,
-    );
+    let priority = "{ kind = \"priority\", classes = 2 }";
+    let one_flow = |t: &str| star_one_flow("0.2us", priority, t, "flows = [0]", size);
+    let (out, slot, n) = one_flow("protocol = \"fastpass\"");
     // The demand starts at the flow's packets and falls by one per
     // timeslot used, each at a slot's start (k x timeslot), to 0 before
     // the flow completes; demand + slots used = packets throughout.
@@ -213,13 +209,7 @@ fn fastpass_serves_a_flows_demand_one_timeslot_at_a_time() {
     let last = out.timeseries.iter().map(|r| r.time.ps()).max().unwrap();
     assert!(last <= finish + Duration::from_us(10).ps());
     // The pHost paper's epoch model: the same demand, falling to 0.
-    let (out, _, _) = star_one_flow(
-        "0.2us",
-        "{ kind = \"priority\", classes = 2 }",
-        "protocol = \"fastpass\"\nmodel = \"phost_epoch\"",
-        "flows = [0]",
-        size,
-    );
+    let (out, _, _) = one_flow("protocol = \"fastpass\"\nmodel = \"phost_epoch\"");
     let demand = series(&out, 0, 0, "demand_packets");
     assert_eq!(demand[0].1, n);
     assert_eq!(demand.last().map(|d| d.1), Some(0.0));
