@@ -32,7 +32,7 @@ use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
-use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
+use crate::transport::per_host::{FlowEnd, FlowSlots, HostProtocol, PerHost};
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
@@ -707,35 +707,31 @@ impl HostProtocol for PhostProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if let Some(slot) = self.slots.send_slot_at(at, f) {
-            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
-                return;
-            };
-            let free = s.tokens.iter().filter(|t| t.seq <= s.free).count();
-            out("tokens_held", s.tokens.len() as f64);
-            out("free_tokens_held", free as f64);
-            out("tokens_received", f64::from(s.tokens_received));
-            out("tokens_expired", f64::from(s.tokens_expired));
-            out("remaining_packets", f64::from(s.remaining));
-        } else if let Some(r) = self
-            .slots
-            .recv_slot_at(at, f)
-            .and_then(|slot| h.recv.get(slot))
-            .filter(|r| r.started && !r.finished)
-        {
-            let unechoed = r.count.saturating_sub(r.largest_seq_echoed);
-            out("tokens_granted", f64::from(r.count));
-            out("tokens_outstanding", f64::from(unechoed));
-            out("token_budget", f64::from(r.goal));
-            out("received_packets", f64::from(r.received.count()));
-            // Downgraded: tokens left to grant, but the window of unechoed
-            // ones is full (a flow sent wholly on free tokens is not).
-            let downgraded = r.count < r.goal && unechoed >= self.params.window;
-            out("downgraded", f64::from(u8::from(downgraded)));
-            out(
-                "awaiting_resend",
-                f64::from(u8::from(r.count >= r.goal && r.resend_at.is_some())),
-            );
+        match self.slots.end_at(at, f, &h.send, &h.recv) {
+            Some(FlowEnd::Sender(s)) if s.active => {
+                let free = s.tokens.iter().filter(|t| t.seq <= s.free).count();
+                out("tokens_held", s.tokens.len() as f64);
+                out("free_tokens_held", free as f64);
+                out("tokens_received", f64::from(s.tokens_received));
+                out("tokens_expired", f64::from(s.tokens_expired));
+                out("remaining_packets", f64::from(s.remaining));
+            }
+            Some(FlowEnd::Receiver(r)) if r.started && !r.finished => {
+                let unechoed = r.count.saturating_sub(r.largest_seq_echoed);
+                out("tokens_granted", f64::from(r.count));
+                out("tokens_outstanding", f64::from(unechoed));
+                out("token_budget", f64::from(r.goal));
+                out("received_packets", f64::from(r.received.count()));
+                // Downgraded: tokens left to grant, but the window of unechoed
+                // ones is full (a flow sent wholly on free tokens is not).
+                let downgraded = r.count < r.goal && unechoed >= self.params.window;
+                out("downgraded", f64::from(u8::from(downgraded)));
+                out(
+                    "awaiting_resend",
+                    f64::from(u8::from(r.count >= r.goal && r.resend_at.is_some())),
+                );
+            }
+            _ => {}
         }
     }
 
