@@ -39,81 +39,10 @@ pub struct Routing {
     n_leaves: usize,
     /// Per host.
     host: Vec<HostRoute>,
-    /// The range into `hops` for entry `(switch - n_hosts) * n_leaves +
-    /// leaf` (switches are numbered after the hosts), packed ([`Packed`]).
-    entries: Vec<u32>,
-    /// The ranges a packed entry cannot hold ([`Packed`]); the first is
-    /// the empty range.
-    wide: Vec<(u32, u32)>,
+    /// (start, len) into `hops` for entry `(switch - n_hosts) * n_leaves +
+    /// leaf` (switches are numbered after the hosts).
+    entries: Vec<(u32, u32)>,
     hops: Vec<PortId>,
-}
-
-/// A `(start, len)` range into `hops` in 4 bytes: start in the high 24
-/// bits, length (1 to 255) in the low 8. The switch × leaf table is the
-/// largest routing structure (1,280 × 512 entries, 5.2 MB at 8 bytes, on a
-/// k = 32 fat tree, against 0.3 MB at k = 16) and every switch hop reads
-/// one entry of it at random, so its size decides how much of it the
-/// caches keep (issue 33, locality). A range that does not fit (an empty
-/// one, 256 or more ports, a start past 2^24) is kept whole in
-/// `Routing::wide`, and the entry holds its index there with length 0.
-struct Packed;
-
-impl Packed {
-    const LEN_BITS: u32 = 8;
-    const LEN_MASK: u32 = (1 << Self::LEN_BITS) - 1;
-
-    /// The entry for `range`, adding it to `wide` (once) if it needs to be
-    /// kept there; `seen` remembers where each wide range went.
-    fn pack(
-        (start, len): (u32, u32),
-        wide: &mut Vec<(u32, u32)>,
-        seen: &mut HashMap<(u32, u32), u32>,
-    ) -> u32 {
-        if (1..=Self::LEN_MASK).contains(&len) && start < 1 << (32 - Self::LEN_BITS) {
-            return start << Self::LEN_BITS | len;
-        }
-        let at = *seen.entry((start, len)).or_insert_with(|| {
-            wide.push((start, len));
-            (wide.len() - 1) as u32
-        });
-        // Each wide range is a distinct next-hop set of 256 or more ports
-        // (or one stored past 2^24 ports): 2^24 of them cannot fit in memory.
-        debug_assert!(at < 1 << (32 - Self::LEN_BITS));
-        at << Self::LEN_BITS
-    }
-
-    /// The range `entry` stands for.
-    #[inline(always)]
-    fn unpack(entry: u32, wide: &[(u32, u32)]) -> (u32, u32) {
-        let len = entry & Self::LEN_MASK;
-        if len != 0 {
-            (entry >> Self::LEN_BITS, len)
-        } else {
-            wide[(entry >> Self::LEN_BITS) as usize]
-        }
-    }
-}
-
-/// Packs a table's entries as [`Packed`] ranges, the empty range first in
-/// `wide` (an entry of 0).
-struct Packer {
-    wide: Vec<(u32, u32)>,
-    seen: HashMap<(u32, u32), u32>,
-}
-
-impl Packer {
-    fn new() -> Self {
-        let mut seen = HashMap::new();
-        seen.insert((0, 0), 0);
-        Packer {
-            wide: vec![(0, 0)],
-            seen,
-        }
-    }
-
-    fn pack(&mut self, range: (u32, u32)) -> u32 {
-        Packed::pack(range, &mut self.wide, &mut self.seen)
-    }
 }
 
 /// Hops from `leaf` to every switch, through switches only (`u32::MAX`:
@@ -219,8 +148,7 @@ impl Routing {
             }
         }
         let n_leaves = leaves.len();
-        let mut entries = vec![0u32; (n - n_hosts) * n_leaves];
-        let mut packer = Packer::new();
+        let mut entries = vec![(0u32, 0u32); (n - n_hosts) * n_leaves];
 
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
@@ -240,7 +168,7 @@ impl Routing {
                     continue;
                 }
                 closer_hops(adj, n_hosts, u, &dist, &mut set);
-                entries[(u - n_hosts) * n_leaves + l] = packer.pack(intern(&set));
+                entries[(u - n_hosts) * n_leaves + l] = intern(&set);
             }
         }
         let host = (0..n_hosts)
@@ -256,7 +184,6 @@ impl Routing {
             n_leaves,
             host,
             entries,
-            wide: packer.wide,
             hops: sets.hops,
         })
     }
@@ -289,8 +216,7 @@ impl Routing {
             leaves[h.leaf as usize] = h.attach;
         }
         let n_leaves = built.n_leaves;
-        let mut entries = vec![0u32; (n - n_hosts) * n_leaves];
-        let mut packer = Packer::new();
+        let mut entries = vec![(0u32, 0u32); (n - n_hosts) * n_leaves];
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         let mut set = Vec::new();
@@ -305,12 +231,11 @@ impl Routing {
                 if dist[u] != u32::MAX {
                     closer_hops(adj, n_hosts, u, &dist, &mut set);
                 }
-                let range = if set.is_empty() {
-                    intern(built.slice(Packed::unpack(built.entries[i], &built.wide)))
+                entries[i] = if set.is_empty() {
+                    intern(built.slice(built.entries[i]))
                 } else {
                     intern(&set)
                 };
-                entries[i] = packer.pack(range);
             }
         }
         Routing {
@@ -318,7 +243,6 @@ impl Routing {
             n_leaves,
             host,
             entries,
-            wide: packer.wide,
             hops: sets.hops,
         }
     }
@@ -338,8 +262,7 @@ impl Routing {
             if node == to.attach {
                 to.down
             } else {
-                let i = (node.idx() - self.n_hosts) * self.n_leaves + to.leaf as usize;
-                Packed::unpack(self.entries[i], &self.wide)
+                self.entries[(node.idx() - self.n_hosts) * self.n_leaves + to.leaf as usize]
             }
         };
         &self.hops[s as usize..(s + l) as usize]
@@ -501,39 +424,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// A set of 256 or more next hops does not fit a packed entry and is
-    /// kept whole: two leaves with a host each and 300 spines between them.
-    #[test]
-    fn a_next_hop_set_too_large_to_pack_is_kept_whole() {
-        let spines = 300;
-        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); 4 + spines];
-        let mut next = 0u32;
-        let mut link = |adj: &mut Vec<Vec<(PortId, NodeId)>>, a: usize, b: usize| {
-            adj[a].push((PortId(next), NodeId(b as u32)));
-            adj[b].push((PortId(next + 1), NodeId(a as u32)));
-            next += 2;
-        };
-        link(&mut adj, 0, 2);
-        link(&mut adj, 1, 3);
-        for spine in 4..4 + spines {
-            link(&mut adj, 2, spine);
-            link(&mut adj, 3, spine);
-        }
-        let r = Routing::compute(2, &adj, &names(4 + spines)).unwrap();
-        // Leaf 2 towards host 1: up to every spine, in port order.
-        let up = port_numbers(&r, 2, 1);
-        assert_eq!(up.len(), spines);
-        assert_eq!(up[..3], [4, 8, 12]);
-        // A spine's single port down to a leaf still packs.
-        assert_eq!(port_numbers(&r, 4, 0), vec![5]);
-        assert_eq!(port_numbers(&r, 4, 1), vec![7]);
-        // Rebuilt around a failed link, the wide set is read back intact.
-        let mut cut = adj.clone();
-        cut[2].retain(|&(p, _)| p.0 != 4);
-        let around = Routing::compute_around(2, &cut, &r);
-        assert_eq!(port_numbers(&around, 2, 1).len(), spines - 1);
     }
 
     #[test]
