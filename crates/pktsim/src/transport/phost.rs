@@ -210,9 +210,6 @@ struct SendFlow {
     tokens_received: u32,
     /// Tokens that expired unused.
     tokens_expired: u32,
-    /// A token or the final ACK reached the source: the receiver knows of
-    /// the flow (`rts_timeout`).
-    answered: bool,
     /// RTS packets re-sent for this flow (each doubles the next wait).
     rts_resent: u32,
 }
@@ -411,10 +408,11 @@ impl PhostProtocol {
     }
 
     /// Flow `f`'s RTS timer: resend the RTS if its receiver has not
-    /// answered and the flow is not done.
+    /// answered (no token has come, and no final ACK, which ends the
+    /// sender) and the flow is not done.
     fn on_rts_timer(&self, h: &mut PhostHost, ctx: &mut Ctx, f: FlowId) {
         let s = &mut h.send[self.slots.send(f)];
-        if s.answered || !s.active || ctx.is_finished(f) {
+        if s.tokens_received > 0 || !s.active || ctx.is_finished(f) {
             return;
         }
         s.rts_resent += 1;
@@ -643,7 +641,6 @@ impl HostProtocol for PhostProtocol {
             } => {
                 let ttl = times(h.t_pkt, self.params.token_timeout);
                 let s = &mut h.send[self.slots.send(pkt.flow)];
-                s.answered = true;
                 if s.active {
                     s.tokens_received += 1;
                     s.tokens.push_back(Token {
@@ -660,7 +657,6 @@ impl HostProtocol for PhostProtocol {
                 let f = pkt.flow;
                 let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
-                s.answered = true;
                 s.tokens.clear();
                 h.sending.retain(|&(g, _)| g != f);
             }
