@@ -20,10 +20,11 @@
 
 use super::mailbox::{Mailbox, MessageSeq};
 use super::wire::EpochMsg;
-use super::{ctrl, n_packets, RecvFlow, NO_FLOW};
+use super::{n_packets, RecvFlow, NO_FLOW};
 use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
+use crate::transport::host::packet_bitmap::PacketBitmap;
 use crate::transport::per_host::{FlowEnd, FlowSlots, HostProtocol, PerHost};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -97,8 +98,8 @@ pub fn match_epoch(flows: &mut [Contender], slots: u32, n_hosts: usize) -> Vec<V
 
 #[derive(Clone, Debug, Default)]
 struct SendFlow {
-    acked: Vec<bool>,
-    n_acked: u32,
+    /// Packets acknowledged, by index.
+    acked: PacketBitmap,
     /// Packets the source asked for and has not sent yet.
     remaining: u32,
     /// Round-robin pointer over packet indices.
@@ -110,13 +111,13 @@ struct SendFlow {
 impl SendFlow {
     /// The next unacknowledged packet, round-robin.
     fn pick(&mut self) -> Option<u32> {
-        let n = self.acked.len() as u32;
-        if self.n_acked >= n {
+        let n = self.acked.len();
+        if self.acked.count() >= n {
             return None;
         }
         for k in 0..n {
             let i = (self.next + k) % n;
-            if !self.acked[i as usize] {
+            if !self.acked.has(i) {
                 self.next = (i + 1) % n;
                 return Some(i);
             }
@@ -198,7 +199,7 @@ impl EpochProtocol {
         let src = ctx.flow(f).src;
         let header = ctx.format().header;
         let rts = EpochMsg::Rts { remaining, done }.header();
-        ctx.send(ctrl(ctx, f, src, self.arbiter, header, rts));
+        ctx.send(ctx.control_packet(f, src, self.arbiter, header, rts));
     }
 
     fn on_rts(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId, remaining: u32, done: bool) {
@@ -256,7 +257,7 @@ impl EpochProtocol {
             self.schedules
                 .post(self.arbiter, seq, (ctx.now() + self.epoch, list));
             let schedule = EpochMsg::Schedule { seq }.header();
-            let p = ctrl(ctx, NO_FLOW, self.arbiter, NodeId(s), header, schedule);
+            let p = ctx.control_packet(NO_FLOW, self.arbiter, NodeId(s), header, schedule);
             ctx.send(p);
             h.schedules_sent += 1;
             i = j;
@@ -329,7 +330,7 @@ impl EpochProtocol {
             return;
         }
         s.rereq_at = None;
-        let missing = s.acked.len() as u32 - s.n_acked;
+        let missing = s.acked.len() - s.acked.count();
         if missing == 0 {
             return;
         }
@@ -375,7 +376,7 @@ impl HostProtocol for EpochProtocol {
     fn start_flow(&self, h: &mut EpochHost, ctx: &mut Ctx, f: FlowId) {
         let n = n_packets(ctx.flow(f).size, ctx.format().mss);
         let s = &mut h.send[self.slots.send(f)];
-        s.acked = vec![false; n as usize];
+        s.acked.reset(n);
         s.remaining = n;
         s.active = true;
         self.rts(ctx, f, n, false);
@@ -391,27 +392,18 @@ impl HostProtocol for EpochProtocol {
             EpochMsg::Schedule { seq } => self.on_schedule(h, ctx, pkt.src, seq),
             EpochMsg::Data { pkt: idx } => {
                 let f = pkt.flow;
-                let size = ctx.flow(f).size;
-                let mss = ctx.format().mss;
-                let got =
-                    h.recv[self.slots.recv(f)].take(idx, n_packets(size, mss), mss as u64, size);
-                ctx.set_received(f, got);
+                h.recv[self.slots.recv(f)].receive(ctx, f, idx);
                 let header = ctx.format().header;
                 let ack = EpochMsg::DataAck { pkt: idx }.header();
-                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, header, ack));
+                ctx.send(ctx.control_packet(f, pkt.dst, pkt.src, header, ack));
             }
             EpochMsg::DataAck { pkt: idx } => {
                 let f = pkt.flow;
                 let s = &mut h.send[self.slots.send(f)];
-                let i = idx as usize;
-                if s.active && i < s.acked.len() && !s.acked[i] {
-                    s.acked[i] = true;
-                    s.n_acked += 1;
-                    if s.n_acked as usize == s.acked.len() {
-                        s.active = false;
-                        s.acked = Vec::new();
-                        self.rts(ctx, f, 0, true);
-                    }
+                if s.active && s.acked.mark(idx) && s.acked.count() == s.acked.len() {
+                    s.active = false;
+                    s.acked = PacketBitmap::default();
+                    self.rts(ctx, f, 0, true);
                 }
             }
         }
@@ -434,14 +426,9 @@ impl HostProtocol for EpochProtocol {
                 let scheduled = h.due.iter().filter(|d| d.0 .1 == f).count();
                 out("demand_packets", f64::from(s.remaining));
                 out("scheduled_packets", scheduled as f64);
-                out("acked_packets", f64::from(s.n_acked));
+                out("acked_packets", f64::from(s.acked.count()));
             }
-            Some(FlowEnd::Receiver(r)) => {
-                let got = r.received.count();
-                if got > 0 && got < r.received.len() {
-                    out("received_packets", f64::from(got));
-                }
-            }
+            Some(FlowEnd::Receiver(r)) => r.state(out),
             _ => {}
         }
     }
@@ -509,17 +496,16 @@ mod tests {
 
     #[test]
     fn packets_are_picked_round_robin_over_unacked_ones() {
-        let mut s = SendFlow {
-            acked: vec![false, true, false, false],
-            n_acked: 1,
-            ..SendFlow::default()
-        };
+        let mut s = SendFlow::default();
+        s.acked.reset(4);
+        s.acked.mark(1);
         assert_eq!(s.pick(), Some(0));
         assert_eq!(s.pick(), Some(2));
         assert_eq!(s.pick(), Some(3));
         assert_eq!(s.pick(), Some(0));
-        s.acked = vec![true; 4];
-        s.n_acked = 4;
+        for i in [0, 2, 3] {
+            s.acked.mark(i);
+        }
         assert_eq!(s.pick(), None);
     }
 }

@@ -50,7 +50,7 @@ pub mod wire;
 
 pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
 
-use crate::packet::{flags, FlowId, Header, Message, NodeId, Packet};
+use crate::packet::{flags, FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
@@ -247,8 +247,8 @@ impl Endpoint {
 
 #[derive(Clone, Debug, Default)]
 struct SendFlow {
-    acked: Vec<bool>,
-    n_acked: u32,
+    /// Packets acknowledged, by index.
+    acked: PacketBitmap,
     /// Packets waiting in the destination queue.
     queued: u32,
     /// Allocated timeslots this flow sent a packet in.
@@ -272,6 +272,25 @@ impl RecvFlow {
         }
         self.received.mark(idx);
         (self.received.until() as u64 * mss).min(size)
+    }
+
+    /// Take in data packet `idx` of flow `f` and report the in-order bytes
+    /// now held: what both Fastpass models do with a data packet before
+    /// acknowledging it.
+    pub(crate) fn receive(&mut self, ctx: &mut Ctx, f: FlowId, idx: u32) {
+        let size = ctx.flow(f).size;
+        let mss = ctx.format().mss;
+        let got = self.take(idx, n_packets(size, mss), mss as u64, size);
+        ctx.set_received(f, got);
+    }
+
+    /// The time series' variable of a receiver, while some but not all of
+    /// its packets are in: packets received.
+    pub(crate) fn state(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        let got = self.received.count();
+        if got > 0 && got < self.received.len() {
+            out("received_packets", f64::from(got));
+        }
     }
 }
 
@@ -329,19 +348,6 @@ type AllocBatch = Vec<(u32, Vec<(u64, u32, Option<u16>)>)>;
 /// Number of packets of a flow of `size` payload bytes.
 pub(crate) fn n_packets(size: u64, mss: u32) -> u32 {
     size.div_ceil(mss as u64).max(1) as u32
-}
-
-/// A Fastpass control packet of `size` bytes ([`Ctx::control_packet`])
-/// carrying `header` (an [`FcpMsg`] or an [`EpochMsg`](wire::EpochMsg)).
-pub(crate) fn ctrl(
-    ctx: &Ctx,
-    f: FlowId,
-    src: NodeId,
-    dst: NodeId,
-    size: u32,
-    header: Header,
-) -> Packet {
-    ctx.control_packet(f, src, dst, size, header)
 }
 
 /// Fastpass with an arbiter host, for every host and flow of a run: the
@@ -509,7 +515,7 @@ impl FastpassProtocol {
         h.ep.unacked.insert(seq, entries.clone());
         self.mailbox.post(me, seq, Msg::Req(entries));
         let req = FcpMsg::Req { seq }.header();
-        ctx.send(ctrl(ctx, NO_FLOW, me, self.arbiter, size, req));
+        ctx.send(ctx.control_packet(NO_FLOW, me, self.arbiter, size, req));
         h.stats.requests_sent += 1;
         if resend {
             h.stats.requests_resent += 1;
@@ -559,7 +565,7 @@ impl FastpassProtocol {
         let node = arb.node;
         let size = ctx.format().header + FCP_HEADER;
         let ack = FcpMsg::ReqAck { seq }.header();
-        ctx.send(ctrl(ctx, NO_FLOW, node, src, size, ack));
+        ctx.send(ctx.control_packet(NO_FLOW, node, src, size, ack));
         if !arb.ticking && arb.alloc.pending_pairs() > 0 {
             arb.ticking = true;
             let now_slot = ctx.now().ps().div_ceil(self.slot.ps());
@@ -712,7 +718,7 @@ impl FastpassProtocol {
             let seq = h.seq.next();
             self.mailbox.post(node, seq, Msg::Alloc(slots));
             let alloc = FcpMsg::Alloc { seq }.header();
-            ctx.send(ctrl(ctx, NO_FLOW, node, NodeId(src), size, alloc));
+            ctx.send(ctx.control_packet(NO_FLOW, node, NodeId(src), size, alloc));
         }
     }
 
@@ -803,7 +809,7 @@ impl FastpassProtocol {
             }
             let s = &mut h.send[self.slots.send(f)];
             s.queued -= 1;
-            let done = !s.active || s.acked.get(i as usize).copied().unwrap_or(true);
+            let done = !s.active || i >= s.acked.len() || s.acked.has(i);
             if s.queued == 0 && s.active {
                 let at = ctx.now() + self.params.retx_timeout;
                 s.retx_at = Some(at);
@@ -837,9 +843,7 @@ impl FastpassProtocol {
             return;
         }
         s.retx_at = None;
-        let missing: Vec<u32> = (0..s.acked.len() as u32)
-            .filter(|&i| !s.acked[i as usize])
-            .collect();
+        let missing: Vec<u32> = (0..s.acked.len()).filter(|&i| !s.acked.has(i)).collect();
         if missing.is_empty() {
             return;
         }
@@ -915,7 +919,7 @@ impl HostProtocol for FastpassProtocol {
         let (dst, size) = (spec.dst, spec.size);
         let n = n_packets(size, ctx.format().mss);
         let s = &mut h.send[self.slots.send(f)];
-        s.acked = vec![false; n as usize];
+        s.acked.reset(n);
         s.queued = n;
         s.active = true;
         let d = h.ep.dest(dst.0);
@@ -942,27 +946,16 @@ impl HostProtocol for FastpassProtocol {
             FcpMsg::Alloc { seq } => self.on_alloc(h, ctx, pkt.src, seq),
             FcpMsg::Data { pkt: idx } => {
                 let f = pkt.flow;
-                let (n, size) = {
-                    let s = ctx.flow(f);
-                    (n_packets(s.size, ctx.format().mss), s.size)
-                };
-                let mss = ctx.format().mss as u64;
-                let got = h.recv[self.slots.recv(f)].take(idx, n, mss, size);
-                ctx.set_received(f, got);
+                h.recv[self.slots.recv(f)].receive(ctx, f, idx);
                 let size = ctx.format().header;
                 let ack = FcpMsg::DataAck { pkt: idx }.header();
-                ctx.send(ctrl(ctx, f, pkt.dst, pkt.src, size, ack));
+                ctx.send(ctx.control_packet(f, pkt.dst, pkt.src, size, ack));
             }
             FcpMsg::DataAck { pkt: idx } => {
                 let s = &mut h.send[self.slots.send(pkt.flow)];
-                let i = idx as usize;
-                if s.active && i < s.acked.len() && !s.acked[i] {
-                    s.acked[i] = true;
-                    s.n_acked += 1;
-                    if s.n_acked as usize == s.acked.len() {
-                        s.active = false;
-                        s.acked = Vec::new();
-                    }
+                if s.active && s.acked.mark(idx) && s.acked.count() == s.acked.len() {
+                    s.active = false;
+                    s.acked = PacketBitmap::default();
                 }
             }
         }
@@ -1008,7 +1001,7 @@ impl HostProtocol for FastpassProtocol {
                 };
                 out("demand_packets", f64::from(s.queued));
                 out("slots_used", f64::from(s.slots_used));
-                out("acked_packets", f64::from(s.n_acked));
+                out("acked_packets", f64::from(s.acked.count()));
                 if let Some(d) = h.ep.index.get(&dst.0).map(|&i| &h.ep.dests[i]) {
                     let pending = h.ep.slots.iter().filter(|r| r.0 .1 == dst.0).count();
                     out("dest_demand_slots", d.demand as f64);
@@ -1017,12 +1010,7 @@ impl HostProtocol for FastpassProtocol {
                     out("dest_pending_slots", pending as f64);
                 }
             }
-            Some(FlowEnd::Receiver(r)) => {
-                let got = r.received.count();
-                if got > 0 && got < r.received.len() {
-                    out("received_packets", f64::from(got));
-                }
-            }
+            Some(FlowEnd::Receiver(r)) => r.state(out),
             _ => {}
         }
     }
