@@ -239,27 +239,9 @@ impl CreditDesign for XpassParams {
         ctx.send(m);
     }
 
-    fn on_credit(
-        &self,
-        p: &CreditProtocol,
-        h: &mut CreditHost,
-        ctx: &mut Ctx,
-        f: FlowId,
-        msg: CreditMsg,
-        echo: Time,
-    ) {
-        let CreditMsg::Credit { seq } = msg else {
-            debug_assert!(false, "not an ExpressPass credit: {msg:?}");
-            return;
-        };
-        // A credit alone is no progress: one that finds nothing to send
-        // must not hold off the timeout that repairs a hole.
-        p.end_unscheduled(h, ctx, f);
-        if !p.send_scheduled(h, ctx, f, seq, echo) {
-            h.stats.credits_wasted += 1;
-        }
-    }
-
+    /// Sender: a credit releases one data packet, which echoes the
+    /// credit's send time. Receiver: `REQ` starts the credits, `STOP` ends
+    /// them.
     fn on_message(
         &self,
         p: &CreditProtocol,
@@ -267,8 +249,17 @@ impl CreditDesign for XpassParams {
         ctx: &mut Ctx,
         f: FlowId,
         msg: CreditMsg,
+        sent_at: Time,
     ) {
         match msg {
+            CreditMsg::Credit { seq } => {
+                // A credit alone is no progress: one that finds nothing to
+                // send must not hold off the timeout that repairs a hole.
+                p.end_unscheduled(h, ctx, f);
+                if !p.send_scheduled(h, ctx, f, seq, sent_at) {
+                    h.stats.credits_wasted += 1;
+                }
+            }
             CreditMsg::Req { .. } => {
                 p.open_recv(h, ctx, f);
                 self.start_credits(p, h, ctx, f);

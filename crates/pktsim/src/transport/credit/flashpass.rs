@@ -287,40 +287,28 @@ impl CreditDesign for FlashPassParams {
         }
     }
 
-    /// A credit echoing an emulation packet and its send time T.
-    fn on_credit(
+    /// Sender: a credit echoing an emulation packet and its send time T.
+    /// Receiver: an emulation packet, answered by such a credit.
+    fn on_message(
         &self,
         p: &CreditProtocol,
         h: &mut CreditHost,
         ctx: &mut Ctx,
         f: FlowId,
         msg: CreditMsg,
-        _echo: Time,
+        _sent_at: Time,
     ) {
-        let CreditMsg::EchoCredit { sent, seq } = msg else {
-            debug_assert!(false, "not a FlashPass credit: {msg:?}");
-            return;
-        };
-        self.on_emulated_credit(p, h, ctx, f, sent, seq);
-    }
-
-    fn on_message(
-        &self,
-        _p: &CreditProtocol,
-        h: &mut CreditHost,
-        ctx: &mut Ctx,
-        f: FlowId,
-        msg: CreditMsg,
-    ) {
-        let CreditMsg::Emu { sent, seq } = msg else {
-            debug_assert!(false, "not a FlashPass message: {msg:?}");
-            return;
-        };
-        // One credit per surviving emulation packet, echoing T.
-        let credit = CreditMsg::EchoCredit { sent, seq };
-        let m = to_sender(ctx, f, credit, CREDIT_BYTES, Lane::Control);
-        ctx.send(m);
-        h.stats.credits_sent += 1;
+        match msg {
+            CreditMsg::EchoCredit { sent, seq } => self.on_emulated_credit(p, h, ctx, f, sent, seq),
+            CreditMsg::Emu { sent, seq } => {
+                // One credit per surviving emulation packet, echoing T.
+                let credit = CreditMsg::EchoCredit { sent, seq };
+                let m = to_sender(ctx, f, credit, CREDIT_BYTES, Lane::Control);
+                ctx.send(m);
+                h.stats.credits_sent += 1;
+            }
+            _ => debug_assert!(false, "not a FlashPass message: {msg:?}"),
+        }
     }
 
     fn on_timer(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, kind: u8) {

@@ -162,18 +162,9 @@ trait CreditDesign {
     }
     /// A new flow at its sender, after the shared state is set.
     fn start_flow(&self, _p: &CreditProtocol, _h: &mut CreditHost, _ctx: &mut Ctx, _f: FlowId) {}
-    /// A credit reached the sender (`echo`: the packet's `sent_at`).
-    fn on_credit(
-        &self,
-        p: &CreditProtocol,
-        h: &mut CreditHost,
-        ctx: &mut Ctx,
-        f: FlowId,
-        msg: CreditMsg,
-        echo: Time,
-    );
-    /// A message only this design sends (not data, credits, or loss
-    /// recovery).
+    /// A message only this design sends: its credits, which reach the
+    /// sender, and its own control (not data or loss recovery). `sent_at`
+    /// is the packet's, which ExpressPass' data echo.
     fn on_message(
         &self,
         p: &CreditProtocol,
@@ -181,6 +172,7 @@ trait CreditDesign {
         ctx: &mut Ctx,
         f: FlowId,
         msg: CreditMsg,
+        sent_at: Time,
     );
     /// A timer of this design's own kinds, for flow `f`.
     fn on_timer(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId, kind: u8);
@@ -389,7 +381,7 @@ impl HostProtocol for CreditProtocol {
                 if let Some(log) = h.credit_log.as_mut() {
                     log.push((pkt.dst, ctx.now()));
                 }
-                with_design!(&self.design, d => d.on_credit(self, h, ctx, f, msg, pkt.sent_at))
+                with_design!(&self.design, d => d.on_message(self, h, ctx, f, msg, pkt.sent_at))
             }
             CreditMsg::Data {
                 pkt: idx,
@@ -404,7 +396,7 @@ impl HostProtocol for CreditProtocol {
             CreditMsg::Nack { first, count } => self.on_nack(h, ctx, f, first, count),
             CreditMsg::Done => self.on_done(h, f),
             CreditMsg::Req { .. } | CreditMsg::Stop | CreditMsg::Emu { .. } => {
-                with_design!(&self.design, d => d.on_message(self, h, ctx, f, msg))
+                with_design!(&self.design, d => d.on_message(self, h, ctx, f, msg, pkt.sent_at))
             }
         }
     }
