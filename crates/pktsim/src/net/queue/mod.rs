@@ -20,6 +20,7 @@
 pub mod aifo;
 pub mod codel;
 pub mod credit_port;
+pub mod custom;
 pub mod ecn;
 pub mod fifo;
 pub mod held;
@@ -37,6 +38,7 @@ use crate::time::{parse_duration, parse_rate, Duration, Rate, Time};
 pub use aifo::AifoQueue;
 pub use codel::CodelQueue;
 pub use credit_port::{CreditPort, CreditPortParams};
+pub use custom::{register, CustomQueue};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
 pub use held::Held;
@@ -210,6 +212,12 @@ pub enum QueueConfig {
         #[serde(default = "d_selective_drop")]
         selective_drop_packets: u32,
     },
+    /// A discipline defined outside the library and registered under
+    /// `name` by the program that runs the config (see [`custom`]).
+    Custom {
+        /// The name it was registered under ([`register`]).
+        name: String,
+    },
 }
 
 fn d_aifo_window() -> u32 {
@@ -261,6 +269,21 @@ impl QueueConfig {
     pub fn validate(&self, field: &str) -> crate::Result<()> {
         match self {
             QueueConfig::DropTail | QueueConfig::Pfabric => Ok(()),
+            QueueConfig::Custom { name } => match custom::factory(name) {
+                Some(_) => Ok(()),
+                None => Err(crate::Error::config(
+                    format!("{field}.name"),
+                    format!(
+                        "no queue discipline is registered as \"{name}\" (registered: {}); \
+                         a custom discipline is registered by the program that runs the \
+                         config, with pktsim::net::queue::register",
+                        match custom::registered() {
+                            v if v.is_empty() => "none".to_string(),
+                            v => v.join(", "),
+                        }
+                    ),
+                )),
+            },
             QueueConfig::CreditPort {
                 credit_share,
                 credit_packets,
@@ -449,6 +472,11 @@ impl QueueConfig {
                     .unwrap_or((Duration::from_ms(5), Duration::from_ms(100)));
                 Queue::Codel(CodelQueue::new(t, i))
             }
+            QueueConfig::Custom { name } => match CustomQueue::new(name) {
+                Some(q) => Queue::Custom(Box::new(q)),
+                // Not validated: a drop-tail FIFO rather than a panic.
+                None => Queue::Fifo(FifoQueue::new(1, None)),
+            },
         }
     }
 }
@@ -511,6 +539,8 @@ disciplines! {
         NoticeLane(NoticeLane),
         /// Control, rate-limited credit and data FIFOs.
         CreditPort(CreditPort),
+        /// A discipline registered from outside the library.
+        Custom(CustomQueue),
         /// A down link's queue (see [`link_down`]).
         LinkDown(LinkDownQueue),
     }
