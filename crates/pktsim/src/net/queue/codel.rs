@@ -34,7 +34,7 @@ impl CodelQueue {
     pub fn new(target: Duration, interval: Duration) -> Self {
         CodelQueue {
             q: VecDeque::with_capacity(16),
-            held: Held::new(None),
+            held: Held::unmarked(),
             target,
             interval,
             max_packet: 0,

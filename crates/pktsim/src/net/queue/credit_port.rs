@@ -69,8 +69,8 @@ impl CreditPort {
             data: VecDeque::with_capacity(16),
             bucket: TokenBucket::new(params.credit_rate, params.credit_burst_bytes),
             params,
-            budget: Held::new(None),
-            credits: Held::new(None),
+            budget: Held::unmarked(),
+            credits: Held::unmarked(),
         }
     }
 

@@ -41,7 +41,7 @@ pub use credit_port::{CreditPort, CreditPortParams};
 pub use custom::{register, CustomQueue};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
-pub use held::Held;
+pub use held::{Held, Marking, Unmarked};
 pub use link_down::LinkDownQueue;
 pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
@@ -613,5 +613,25 @@ impl Discipline for Queue {
     }
     fn drain(&mut self) -> Vec<Packet> {
         dispatch!(self, q => q.drain())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::size_of;
+
+    /// A port holds its queue inline (see `Port`'s layout), so the largest
+    /// discipline sizes every port. A discipline that never marks holds an
+    /// unmarked `Held` (counts only, 16 bytes), not a threshold it never
+    /// reads: pFabric's queue, on every port of a pFabric run, stays within
+    /// the size it had with its own byte count, and `Queue` within AIFO's.
+    #[test]
+    fn queues_hold_no_room_for_marks_they_never_make() {
+        assert_eq!(size_of::<Held>(), 16);
+        assert_eq!(size_of::<PfabricQueue>(), 120);
+        assert_eq!(size_of::<CodelQueue>(), 112);
+        assert_eq!(size_of::<AifoQueue>(), 120);
+        assert_eq!(size_of::<Queue>(), 128);
     }
 }

@@ -48,7 +48,7 @@ impl NoticeLane {
         NoticeLane {
             inner,
             lane: VecDeque::new(),
-            held: Held::new(None),
+            held: Held::unmarked(),
             cap_bytes,
             bucket: TokenBucket::new(rate, burst_bytes),
             sent_bytes: 0,

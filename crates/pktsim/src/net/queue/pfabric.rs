@@ -82,7 +82,7 @@ impl PfabricQueue {
             index: Box::default(),
             large: false,
             small,
-            held: Held::new(None),
+            held: Held::unmarked(),
         }
     }
 
