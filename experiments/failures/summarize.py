@@ -37,7 +37,18 @@ LABELS = {
     "canary": "Canary",
 }
 SCENARIOS = ["baseline", "linkdown", "gray"]
-EXTRA = [("ecmp", "never_linkdown", "DCTCP + ECMP, routing never reacts")]
+EXTRA = [
+    ("ecmp", "never_linkdown", "DCTCP + ECMP, routing never reacts"),
+    ("phost_rts", "linkdown", "pHost with an RTS timer"),
+    ("phost_rts", "gray", "pHost with an RTS timer"),
+]
+# Variants drawn dashed in their design's panel: (design, scenario) ->
+# [(run folder, label)].
+OVERLAYS = {
+    ("ecmp", "linkdown"): [("ecmp_never_linkdown", "linkdown, never detected")],
+    ("phost", "linkdown"): [("phost_rts_linkdown", "linkdown, RTS timer")],
+    ("phost", "gray"): [("phost_rts_gray", "gray, RTS timer")],
+}
 FAIL_MS, RECOVER_MS = 10.0, 30.0
 PHASES = [("before", 0.0, FAIL_MS), ("during", FAIL_MS, RECOVER_MS), ("after", RECOVER_MS, None)]
 HOSTS = 144
@@ -158,8 +169,8 @@ def plot_slowdown(root: Path, scenario: str, path: Path) -> None:
             if (run / "flows.parquet").is_file():
                 b = by_start(run)
                 ax.step(b["bin"] + 0.5, b["mean"], where="mid", label=s, **style)
-        if scenario == "linkdown" and d == "ecmp":
-            run = root / "ecmp_never_linkdown"
+        for stem, label in OVERLAYS.get((d, scenario), []):
+            run = root / stem
             if (run / "flows.parquet").is_file():
                 b = by_start(run)
                 ax.step(
@@ -169,7 +180,7 @@ def plot_slowdown(root: Path, scenario: str, path: Path) -> None:
                     lw=1,
                     ls="--",
                     color="tab:purple",
-                    label="linkdown, never detected",
+                    label=label,
                 )
         ax.set_title(LABELS[d])
         ax.set_yscale("log")

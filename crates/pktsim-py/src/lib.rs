@@ -5,12 +5,12 @@
 //! command line. Everything else (result objects, sweeps, plots, reports)
 //! is Python in `python/pktsim/`, which reads the Parquet and JSON files the
 //! run wrote, so there is one output format, not two. The statistics the
-//! report shows per size bucket come from here too ([`stats`],
-//! [`size_buckets`]), so they are `summary.json`'s, not a restatement.
+//! report shows per size bucket come from here too (`stats`,
+//! `size_buckets`), so they are `summary.json`'s, not a restatement.
 //!
 //! Ctrl-C: the core runs on a thread of its own while the calling thread
 //! waits with the GIL released and looks at Python's signals every
-//! [`SIGNAL_POLL`]; on Ctrl-C it cancels the run (which stops within
+//! `SIGNAL_POLL`; on Ctrl-C it cancels the run (which stops within
 //! 65,536 events and writes nothing) and raises `KeyboardInterrupt`.
 //!
 //! Errors from user input become `pktsim.ConfigError` with the offending

@@ -6,7 +6,7 @@
 //! version, config hash, seed, protocol) in their key-value metadata. They
 //! hold nothing that depends on where or when they were written, so the same
 //! config and seed give byte-identical files. A run's files are written
-//! into a staging directory and moved into place together ([`dir`]), so a
+//! into a staging directory and moved into place together (`output::dir`), so a
 //! failure never leaves a half-written run under the results directory.
 
 mod dir;

@@ -384,3 +384,74 @@ fn an_event_after_the_time_limit_is_a_warning_and_a_bad_one_an_error() {
         "{e}"
     );
 }
+
+/// One flow h0 -> h4 of `size` bytes with `transport` (lines of
+/// `[transport]`) over pFabric queues, and `events`.
+fn pfabric_queues_run(transport: &str, size: u64, events: &str) -> String {
+    format!(
+        "{}[network]\nswitch_queue = {{ kind = \"pfabric\" }}\nload_balancing = \"spray\"\n\
+         [transport]\n{transport}\n{}[run]\ntime_limit = \"50ms\"\n{events}",
+        LeafSpine::TEN_G.toml(),
+        pairs("[[0, 4]]", size),
+    )
+}
+
+/// Everything h4 sends towards its switch (its ACKs, tokens) is lost from
+/// `from` to `to`.
+fn h4_mute(from: &str, to: &str) -> String {
+    format!(
+        "[[event]]\nat = \"{from}\"\naction = \"loss\"\nloss = 1.0\nlink = [\"h4\", \"leaf1\"]\n\
+         one_way = true\n[[event]]\nat = \"{to}\"\naction = \"loss\"\nloss = 0.0\n\
+         link = [\"h4\", \"leaf1\"]\none_way = true\n"
+    )
+}
+
+#[test]
+fn pfabric_recovers_when_the_acks_of_a_whole_window_are_lost() {
+    // From 30 us the receiver's ACKs die for 200 us: the sender times out
+    // with every segment of its window already at the receiver. It then
+    // resends the first unacknowledged one, whose ACK (once the link works
+    // again) moves the window; before, it sent nothing, armed no timer and
+    // waited for good.
+    let toml = pfabric_queues_run(
+        "protocol = \"pfabric\"",
+        2_000_000,
+        &h4_mute("30us", "230us"),
+    );
+    let out = run(&toml);
+    assert_all_finished(&out);
+    let lost: u64 = out
+        .counters
+        .dropped
+        .iter()
+        .map(|d| d[DropReason::LinkLoss as usize])
+        .sum();
+    assert!(lost > 10, "only {lost} ACKs lost");
+    assert!(out.flows[0].finish.unwrap() > Time::ZERO + Duration::from_us(230));
+}
+
+#[test]
+fn phost_resends_a_lost_rts_with_rts_timeout_and_waits_for_good_without() {
+    // The RTS of a 20-packet flow (no free tokens) is lost on the last
+    // link, which it reaches at about 3 us.
+    let events =
+        "[[event]]\nat = \"0us\"\naction = \"loss\"\nloss = 1.0\nlink = [\"leaf1\", \"h4\"]\n\
+                  one_way = true\n[[event]]\nat = \"5us\"\naction = \"loss\"\nloss = 0.0\n\
+                  link = [\"leaf1\", \"h4\"]\none_way = true\n";
+    let out = prepare(&pfabric_queues_run(
+        "protocol = \"phost\"",
+        20 * 1460,
+        events,
+    ))
+    .run(None)
+    .expect("runs");
+    assert_eq!(out.flows[0].finish, None, "the 2015 code has no RTS timer");
+    assert_eq!(out.counters.sent[0], 0, "no token, no data");
+    let with_timer = "protocol = \"phost\"\nrts_timeout = 100.0";
+    let out = run(&pfabric_queues_run(with_timer, 20 * 1460, events));
+    assert_all_finished(&out);
+    // Resent once, 100 packet times (120 us) after the first.
+    assert_eq!(out.protocol_counters.get("rts_resent"), Some(&1));
+    let finish = out.flows[0].finish.unwrap();
+    assert!(finish > Time::ZERO + Duration::from_us(120), "{finish:?}");
+}

@@ -2,7 +2,7 @@
 //! of lost demands, path selection, and the pHost paper's epoch model.
 
 use crate::common::{self, assert_conserved, prepare, run, simulation, star, LeafSpine};
-use pktsim::metrics::RunOutput;
+use pktsim::metrics::{DropReason, RunOutput};
 use pktsim::net::Network;
 use pktsim::sim::{Simulation, StopReason};
 use pktsim::time::{Duration, Time};
@@ -221,7 +221,7 @@ fn lost_demands_are_resent_after_the_fcp_timeout_and_nothing_is_lost() {
 /// spare lane, so only path selection avoids collisions at the spines.
 /// Traffic goes one way (rack 0 to rack 1) so that the data ACKs, which
 /// Fastpass here does not schedule, use the other direction.
-fn two_racks(transport: &str, lb: &str) -> String {
+fn two_racks(transport: &str, lb: &str, size: u64) -> String {
     let topology = LeafSpine {
         spines: 4,
         link_delay: "0.2us",
@@ -236,14 +236,14 @@ switch_queue = {{ kind = "priority", classes = 2 }}
 {transport}
 {}"#,
         topology.toml(),
-        common::pairs("[[0, 4], [1, 5], [2, 6], [3, 7]]", 500_000)
+        common::pairs("[[0, 4], [1, 5], [2, 6], [3, 7]]", size)
     )
 }
 
 #[test]
 fn path_selection_keeps_spine_queues_empty_where_ecmp_collides() {
     let (sim, reason) = finish(fastpass_sim(
-        &two_racks("protocol = \"fastpass\"", "ecmp"),
+        &two_racks("protocol = \"fastpass\"", "ecmp", 500_000),
         None,
     ));
     let q = max_switch_queue(&sim.net, true);
@@ -259,7 +259,7 @@ fn path_selection_keeps_spine_queues_empty_where_ecmp_collides() {
         ..FastpassParams::default()
     };
     let (sim, _) = finish(fastpass_sim(
-        &two_racks("protocol = \"fastpass\"", "spray"),
+        &two_racks("protocol = \"fastpass\"", "spray", 500_000),
         Some(params),
     ));
     let q = max_switch_queue(&sim.net, true);
@@ -376,4 +376,60 @@ fn bad_fastpass_settings_name_their_field() {
         &incast(2, 30_000),
     ));
     assert!(out.flows.iter().all(|f| f.bytes_received == f.size_bytes));
+}
+
+/// The arbiter learns of a failed rack–core link when routing does, and
+/// colours around it: with one of four spines gone from rack 0, each slot
+/// carries at most three packets from rack 0 to rack 1 (the fourth waits,
+/// its slot given back), each on a live spine, and slots allocated on the
+/// failed spine before are not used, so the spine queues stay (nearly)
+/// empty through the failure: with those slots used on the spines left, a
+/// queue of 47 packets stood there until the recovery. Before routing
+/// learns (after 50 us), packets sent on the failed spine die on its link
+/// and are sent again.
+#[test]
+fn the_arbiter_routes_around_a_failed_spine_link_and_keeps_queues_empty() {
+    let events = "[[event]]\nat = \"100us\"\naction = \"down\"\nlink = [\"leaf0\", \"spine0\"]\n\
+                  [[event]]\nat = \"600us\"\naction = \"up\"\nlink = [\"leaf0\", \"spine0\"]\n";
+    for detection in ["0", "50us"] {
+        let toml = two_racks("protocol = \"fastpass\"", "ecmp", 2_000_000).replace(
+            "load_balancing = \"ecmp\"",
+            &format!("load_balancing = \"ecmp\"\nfailure_detection = \"{detection}\""),
+        ) + events;
+        let (sim, reason) = finish(fastpass_sim(&toml, None));
+        let q = max_switch_queue(&sim.net, true);
+        let stats = FastpassStats::total(sim.transport.hosts());
+        let out = sim.finish(reason);
+        assert_conserved(&out);
+        assert_eq!(out.stop_reason, "all_flows_done", "detection {detection}");
+        assert_eq!(stats.path_conflicts, 0);
+        // Four flows wanting four spines, three left for 500 us of 1.2 us
+        // slots: about one packet in four of that time waits.
+        assert!(stats.slots_deferred > 300, "{detection}: {stats:?}");
+        assert!(stats.allocs_on_lost_paths > 0, "{detection}: {stats:?}");
+        // Up to two packets of jitter: the requests for slots given back
+        // share the hosts' NICs with the data.
+        assert!(
+            q <= 3,
+            "{detection}: a switch port held {q} packets; {stats:?}"
+        );
+        let down = DropReason::LinkDown as usize;
+        let lost: u64 = out.counters.dropped.iter().map(|d| d[down]).sum();
+        if detection == "0" {
+            // Only what leaf0 had queued for spine0 at the failure.
+            assert!(lost <= 2, "{lost} lost with instant detection");
+        } else {
+            // Sent to spine0 in the 50 us before routing learned.
+            assert!(lost >= 20, "only {lost} lost before detection");
+            assert_eq!(stats.data_requeued, lost, "every lost packet is sent again");
+        }
+        // The arbiter and the endpoints read their own copy's routes: the
+        // same results on two and three threads.
+        let serial = crate::partitioned::run_on(&toml, 1).0;
+        for threads in [2, 3] {
+            let (out, split) = crate::partitioned::run_on(&toml, threads);
+            assert!(split, "{threads} threads: the run was not split");
+            crate::partitioned::same(&serial, &out, &format!("{detection}, {threads} threads"));
+        }
+    }
 }

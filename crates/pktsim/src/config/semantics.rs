@@ -2,7 +2,7 @@
 //! from the network (queue disciplines at switches and hosts, load
 //! balancing, header room, a reaction to switch notices) and what each
 //! queue and refusal option needs from the protocol. Every rule is one row
-//! of [`PROTOCOLS`] or [`OPTIONS`]; nothing else in pktsim decides whether
+//! of `PROTOCOLS` or `OPTIONS`; nothing else in pktsim decides whether
 //! a combination is meaningful.
 //!
 //! A well-formed config that breaks a row runs with plausible-looking
@@ -322,7 +322,7 @@ fn tcp_rank(t: &TransportConfig) -> Option<RankMarking> {
     t.tcp_settings().map(|c| c.rank)
 }
 
-/// Every rule of [`PROTOCOLS`] and [`OPTIONS`] that `cfg` breaks on its
+/// Every rule of `PROTOCOLS` and `OPTIONS` that `cfg` breaks on its
 /// built topology `topo`, in table order (empty: the parts belong
 /// together). The caller refuses the first unless the config opts out.
 pub fn mismatches(cfg: &Config, topo: &TopologySpec) -> Vec<Mismatch> {

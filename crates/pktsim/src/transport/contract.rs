@@ -370,14 +370,37 @@ impl Ctx<'_> {
     pub fn attached_switch(&self, host: NodeId) -> NodeId {
         self.net.port(self.net.nic(host)).peer
     }
-    /// Equal-cost egress ports at `node` towards host `dst`, with their
-    /// rates: a source-routed packet's `path` indexes this list.
+    /// Equal-cost egress ports at `node` towards host `dst` as the network
+    /// was built (before any failure), with their rates: a source-routed
+    /// packet's `path` indexes this list while routing has not changed.
     pub fn next_hop_rates(&self, node: NodeId, dst: NodeId) -> Vec<Rate> {
         self.net
-            .routing()
+            .built_routing()
             .next_hops(node, dst)
             .iter()
             .map(|&p| self.net.port(p).rate)
             .collect()
+    }
+    /// The nodes the equal-cost egress ports at `node` towards host `dst`
+    /// lead to, in the order a source-routed packet's `path` indexes them:
+    /// as the network was built with `as_built`, else as routing now knows
+    /// them (around the failures it has learned of).
+    pub fn next_hop_peers(&self, node: NodeId, dst: NodeId, as_built: bool) -> Vec<NodeId> {
+        let routing = if as_built {
+            self.net.built_routing()
+        } else {
+            self.net.routing()
+        };
+        routing
+            .next_hops(node, dst)
+            .iter()
+            .map(|&p| self.net.port(p).peer)
+            .collect()
+    }
+    /// How many times routing has recomputed its routes after learning of
+    /// a failure or a recovery (`[network] failure_detection`); 0 in a run
+    /// without scheduled events.
+    pub fn route_changes(&self) -> u32 {
+        self.net.route_changes()
     }
 }

@@ -84,7 +84,7 @@ pub struct PfabricConfig {
     pub sacked_outside_window: bool,
     /// FastLane ping-pong throttle base: the n-th notice of a packet
     /// (n ≥ 2) waits base · 2^(n−2), at most the RTO (default "10us",
-    /// [INFER]). Written to the resolved config only when changed.
+    /// \[INFER\]). Written to the resolved config only when changed.
     #[serde(skip_serializing_if = "is_default_notice_base")]
     pub notice_retx_base: String,
 }
@@ -553,6 +553,18 @@ impl HostProtocol for PfabricProtocol {
                     self.arm(ctx, f, s);
                 } else {
                     self.fill_window(ctx, f, s);
+                    if s.rto_deadline == Time::MAX {
+                        // Nothing to send: the receiver holds the whole
+                        // window, so the ACKs for it were lost (a failed
+                        // or lossy link). Resend the first unacknowledged
+                        // segment, as TCP does on a timeout: its ACK
+                        // moves the window, where waiting would stall.
+                        let (una, mss) = (s.snd_una, ctx.format().mss as u64);
+                        let receivers = self.receivers.0.borrow();
+                        s.snd_nxt =
+                            una + Self::send_segment(ctx, f, s, &receivers[f.idx()], una, mss);
+                        self.arm(ctx, f, s);
+                    }
                 }
             }
         }

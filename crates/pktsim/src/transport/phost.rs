@@ -42,6 +42,9 @@ use wire::PhostMsg;
 
 /// Host timer: the receiver's next token slot.
 const TIMER_SLOT: u8 = 0;
+/// Flow timer: resend the RTS if the receiver has not answered
+/// (`rts_timeout`).
+const TIMER_RTS: u8 = 1;
 
 /// pHost parameters, in packet times (`T_pkt`: one MTU at the host rate).
 #[derive(Clone, Debug)]
@@ -70,6 +73,10 @@ pub struct PhostParams {
     /// longer flows at 2 (the paper's three levels); `None`: all data at 1
     /// (the 2015 code's effective two levels).
     pub short_flow_packets: Option<u32>,
+    /// Resend a flow's RTS when nothing from its receiver (a token, the
+    /// final ACK) has reached the source this many packet times after it;
+    /// `None`: never (the 2015 code).
+    pub rts_timeout: Option<f64>,
 }
 
 impl Default for PhostParams {
@@ -107,6 +114,12 @@ pub struct PhostConfig {
     /// above longer flows' (the paper's three levels); default: one data
     /// level (the 2015 code).
     pub short_flow_packets: Option<u32>,
+    /// Resend a flow's RTS when no token or ACK has reached its source
+    /// this long after it; default: never, as the 2015 code (spec §4
+    /// item 7: no sender-side timer), where a lost RTS stalls a flow
+    /// without free tokens for good. Losses of control packets happen
+    /// only with failures (`[[event]]`), since they have top priority.
+    pub rts_timeout: Option<f64>,
 }
 
 impl Default for PhostConfig {
@@ -121,6 +134,7 @@ impl Default for PhostConfig {
             token_slot_bytes: None,
             free_tokens_every_flow: false,
             short_flow_packets: None,
+            rts_timeout: None,
         }
     }
 }
@@ -132,6 +146,7 @@ impl PhostConfig {
             (self.token_timeout, "token_timeout"),
             (self.resend_timeout, "resend_timeout"),
             (self.window_timeout, "window_timeout"),
+            (self.rts_timeout.unwrap_or(1.0), "rts_timeout"),
         ] {
             if !(v > 0.0 && v.is_finite()) {
                 return Err(Error::config(
@@ -159,6 +174,7 @@ impl PhostConfig {
             token_slot_bytes: self.token_slot_bytes,
             free_tokens_every_flow: self.free_tokens_every_flow,
             short_flow_packets: self.short_flow_packets,
+            rts_timeout: self.rts_timeout,
         })
     }
 }
@@ -194,6 +210,11 @@ struct SendFlow {
     tokens_received: u32,
     /// Tokens that expired unused.
     tokens_expired: u32,
+    /// A token or the final ACK reached the source: the receiver knows of
+    /// the flow (`rts_timeout`).
+    answered: bool,
+    /// RTS packets re-sent for this flow (each doubles the next wait).
+    rts_resent: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -244,6 +265,8 @@ pub struct PhostHost {
     slot: Duration,
     /// Tokens this host issued as a receiver (free tokens not counted).
     pub tokens_issued: u64,
+    /// RTS packets this host re-sent (`rts_timeout`).
+    pub rts_resent: u64,
     /// When logs are on ([`PhostProtocol::logs`]), the send time of every
     /// token this host issued (tests).
     pub token_log: Option<Vec<Time>>,
@@ -373,6 +396,34 @@ impl PhostProtocol {
             }
             Some(_) => {}
         }
+    }
+
+    /// With `rts_timeout`: check on flow `f`'s RTS that long from now,
+    /// doubled for every time it was re-sent (a receiver busy with shorter
+    /// flows may take long to send its first token; a duplicate RTS it
+    /// ignores).
+    fn arm_rts(&self, h: &PhostHost, ctx: &mut Ctx, f: FlowId) {
+        if let Some(k) = self.params.rts_timeout {
+            let backoff = 1u32 << h.send[self.slots.send(f)].rts_resent.min(10);
+            let wait = times(h.t_pkt, k * backoff as f64);
+            ctx.set_timer(ctx.now() + wait, f.0, TIMER_RTS);
+        }
+    }
+
+    /// Flow `f`'s RTS timer: resend the RTS if its receiver has not
+    /// answered and the flow is not done.
+    fn on_rts_timer(&self, h: &mut PhostHost, ctx: &mut Ctx, f: FlowId) {
+        let s = &mut h.send[self.slots.send(f)];
+        if s.answered || !s.active || ctx.is_finished(f) {
+            return;
+        }
+        s.rts_resent += 1;
+        let spec = ctx.flow(f);
+        let (src, dst) = (spec.src, spec.dst);
+        let n = n_packets(spec.size, ctx.format().mss);
+        h.rts_resent += 1;
+        ctx.send(Self::ctrl(ctx, f, src, dst, PhostMsg::Rts { packets: n }));
+        self.arm_rts(h, ctx, f);
     }
 
     /// Packets of an `n`-packet flow covered by free tokens.
@@ -541,6 +592,7 @@ impl HostProtocol for PhostProtocol {
             t_pkt,
             slot,
             tokens_issued: 0,
+            rts_resent: 0,
             token_log: self.logs.then(Vec::new),
             data_log: self.logs.then(Vec::new),
         }
@@ -572,6 +624,7 @@ impl HostProtocol for PhostProtocol {
         }
         let rts = Self::ctrl(ctx, f, src, dst, PhostMsg::Rts { packets: n });
         ctx.send(rts);
+        self.arm_rts(h, ctx, f);
         h.sending.push((f, slot as u32));
         self.try_send(h, ctx);
     }
@@ -590,6 +643,7 @@ impl HostProtocol for PhostProtocol {
             } => {
                 let ttl = times(h.t_pkt, self.params.token_timeout);
                 let s = &mut h.send[self.slots.send(pkt.flow)];
+                s.answered = true;
                 if s.active {
                     s.tokens_received += 1;
                     s.tokens.push_back(Token {
@@ -606,13 +660,18 @@ impl HostProtocol for PhostProtocol {
                 let f = pkt.flow;
                 let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
+                s.answered = true;
                 s.tokens.clear();
                 h.sending.retain(|&(g, _)| g != f);
             }
         }
     }
 
-    fn on_timer(&self, h: &mut PhostHost, ctx: &mut Ctx, id: u32, _kind: u8) {
+    fn on_timer(&self, h: &mut PhostHost, ctx: &mut Ctx, id: u32, kind: u8) {
+        if kind == TIMER_RTS {
+            self.on_rts_timer(h, ctx, FlowId(id));
+            return;
+        }
         debug_assert_eq!(id, ctx.host().0, "a pHost slot timer is its host's");
         if h.slot_at == Some(ctx.now()) {
             self.run_slot(h, ctx);
@@ -621,6 +680,14 @@ impl HostProtocol for PhostProtocol {
 
     fn on_nic_idle(&self, h: &mut PhostHost, ctx: &mut Ctx) {
         self.try_send(h, ctx);
+    }
+
+    /// With `rts_timeout`: the RTS packets re-sent.
+    fn counters(&self, hosts: &[PhostHost]) -> Vec<(&'static str, u64)> {
+        if self.params.rts_timeout.is_none() {
+            return Vec::new();
+        }
+        vec![("rts_resent", hosts.iter().map(|h| h.rts_resent).sum())]
     }
 
     /// At the source, from the flow's start until the final ACK: tokens

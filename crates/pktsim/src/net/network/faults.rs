@@ -41,6 +41,8 @@ pub(crate) struct Faults {
     /// their packets still go to the (down) links they used and are
     /// dropped there, and the flow waits for the recovery.
     built_routes: Routing,
+    /// How many times routing learned of a step (its routes recomputed).
+    route_changes: u32,
 }
 
 impl Faults {
@@ -61,6 +63,7 @@ impl Faults {
             known_switch_down: vec![false; n_nodes],
             loss: vec![(0, 0); n_ports],
             built_routes: routes.clone(),
+            route_changes: 0,
         }
     }
 
@@ -100,6 +103,21 @@ impl Network {
     /// The fault plan the network was built with, if any.
     pub fn fault_plan(&self) -> Option<&FaultPlan> {
         self.faults.as_ref().map(|f| &*f.plan)
+    }
+
+    /// How many times routing has recomputed its routes around what it
+    /// learned of failures and recoveries (0 without a fault plan): a
+    /// component that reads routes (Fastpass's arbiter) rereads them when
+    /// this changes.
+    pub fn route_changes(&self) -> u32 {
+        self.faults.as_ref().map_or(0, |f| f.route_changes)
+    }
+
+    /// The routes as the network was built, before any failure.
+    pub fn built_routing(&self) -> &Routing {
+        self.faults
+            .as_ref()
+            .map_or(&self.routing, |f| &f.built_routes)
     }
 
     /// Whether port `pid`'s link is down now.
@@ -337,6 +355,7 @@ impl Network {
         for s in &step.switches {
             f.known_switch_down[s.idx()] = down;
         }
+        f.route_changes += 1;
         let f = &*f;
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); self.nodes.len()];
         for (i, p) in self.ports.iter().enumerate() {

@@ -396,7 +396,7 @@ impl Network {
 
     /// The head packet of a link reached the far end. Switches forward it
     /// (a packet for a cut-through switch's priority queue arrives only once
-    /// it could start, see [`Network::next_tx`]); for a host, the packet is
+    /// it could start, see `Network::next_tx`); for a host, the packet is
     /// returned for its transport.
     #[inline]
     pub fn on_arrive<E: From<NetEvent> + Copy>(

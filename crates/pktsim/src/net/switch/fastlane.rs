@@ -4,7 +4,7 @@
 //! priority, within caps on the bandwidth and buffer notifications use.
 //!
 //! What the sources say (specs `fastlane-evidence.md` §1–2) and what is
-//! inferred (tagged there [INFER]; each is a field of [`FastLaneConfig`]):
+//! inferred (tagged there \[INFER\]; each is a field of [`FastLaneConfig`]):
 //!
 //! - the dropped packet is transformed, not copied: the notice keeps the
 //!   flow and the transport header (sequence number), loses the payload,
@@ -47,22 +47,22 @@ pub struct FastLaneConfig {
     pub bandwidth_cap: f64,
     /// Largest share of a port's buffer notices may hold (paper: 2.5 %).
     pub buffer_cap: f64,
-    /// Size of a notice on the wire, bytes ([INFER] 64: L2–L4 headers).
+    /// Size of a notice on the wire, bytes (\[INFER\] 64: L2–L4 headers).
     pub notice_bytes: u32,
     /// Depth of the notice token buckets, in notices. Default: as many
     /// as the port's notice buffer holds (2.5 % of a 36 KB buffer: 14),
     /// so a burst of drops is notified up to the buffer cap and the rate
-    /// cap binds on longer scales. [INFER]: the spec suggests "a few", e.g.
+    /// cap binds on longer scales. \[INFER\]: the spec suggests "a few", e.g.
     /// 4, which silences most drops of an incast burst.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst_notices: Option<u32>,
     /// Notify for a queued packet a priority queue pushed out (pFabric)
-    /// ([INFER] on).
+    /// (\[INFER\] on).
     pub notify_evictions: bool,
-    /// Notify for an AQM's drop (CoDel) ([INFER] on).
+    /// Notify for an AQM's drop (CoDel) (\[INFER\] on).
     pub notify_aqm_drops: bool,
     /// Also cap notice generation per refusing port with a token bucket at
-    /// `bandwidth_cap` of its rate ([INFER] off: the lanes already pace
+    /// `bandwidth_cap` of its rate (\[INFER\] off: the lanes already pace
     /// notices at that rate on every port they leave by, and a notice is
     /// made only while the lanes towards the source have room).
     pub generation_bucket: bool,

@@ -39,10 +39,13 @@
 //!   TCP above Fastpass does this.)
 //! - Lost ALLOC messages are not recovered (the arbiter's FCP retransmission
 //!   is not modelled); requests lost on the way are (FCP's timeout, §4).
+//! - With scheduled failures the arbiter learns of them when routing does
+//!   and selects paths around them (`reroute`).
 
 pub mod config;
 pub mod epoch;
 mod mailbox;
+mod reroute;
 pub mod wire;
 
 pub use config::{EpochStart, FastpassConfig, FastpassModel, FastpassOrder};
@@ -54,6 +57,7 @@ use crate::transport::host::packet_bitmap::PacketBitmap;
 use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 use fastpass_arbiter::{colour_edges, Allocator, Order};
 use mailbox::{Mailbox, MessageSeq};
+use reroute::KnownRoutes;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use wire::FcpMsg;
@@ -70,6 +74,8 @@ const T_RETX: u8 = 3;
 const T_TICK: u8 = 4;
 /// Arbiter timer: a computed batch is ready to send.
 const T_OUT: u8 = 5;
+/// A granted slot's place in a batch once it is given back (`reroute`).
+const DEFERRED: u64 = u64::MAX;
 
 /// Control packets that belong to no flow (FCP traffic). Drops of them are
 /// counted network-wide, not against a flow.
@@ -146,6 +152,12 @@ pub struct FastpassStats {
     pub path_conflicts: u64,
     /// Data packets re-queued after `retx_timeout`.
     pub data_requeued: u64,
+    /// Allocated timeslots given back because no core was left for the
+    /// pair's racks in that slot after a failure (`reroute`).
+    pub slots_deferred: u64,
+    /// Allocations not used because routing dropped their core after they
+    /// were made (asked for again).
+    pub allocs_on_lost_paths: u64,
 }
 
 impl FastpassStats {
@@ -163,6 +175,8 @@ impl FastpassStats {
             t.allocs_unwanted += s.allocs_unwanted;
             t.path_conflicts += s.path_conflicts;
             t.data_requeued += s.data_requeued;
+            t.slots_deferred += s.slots_deferred;
+            t.allocs_on_lost_paths += s.allocs_on_lost_paths;
         }
         t
     }
@@ -287,6 +301,25 @@ struct Arbiter {
     cores: usize,
     /// Packets per slot a rack uplink carries (fabric rate / host rate).
     lanes: usize,
+    /// Each rack's switch and one of its hosts (to read routes towards it).
+    rack_switch: Vec<NodeId>,
+    rack_host: Vec<NodeId>,
+    /// The core switches, in the order colours name them.
+    core_node: Vec<NodeId>,
+    /// Which cores each pair of racks can use, as routing last said.
+    known: KnownRoutes,
+}
+
+/// One allocated timeslot: (source, slot, destination, path).
+type Grant = (u32, u64, u32, Option<u16>);
+
+/// Buffers of [`FastpassProtocol::select_paths`], kept over a batch: the
+/// slot's inter-rack pairs as (source rack, destination rack), and their
+/// places among the slot's grants.
+#[derive(Default)]
+struct PathScratch {
+    edges: Vec<(u32, u32)>,
+    which: Vec<usize>,
 }
 
 /// The ALLOC messages of one batch: (source, its (slot, destination, path)
@@ -391,13 +424,19 @@ impl FastpassProtocol {
             })
             .collect();
         let (mut cores, mut lanes) = (1, 1);
+        let mut core_node = Vec::new();
         if let Some(other) = (1..n).find(|&h| rack[h as usize] != rack[0]) {
             let rates = ctx.next_hop_rates(switches[0], NodeId(other));
             cores = rates.len().max(1);
+            core_node = ctx.next_hop_peers(switches[0], NodeId(other), true);
             let host = ctx.host_rate(NodeId(0)).bps();
             lanes = rates
                 .first()
                 .map_or(1, |r| (r.bps() / host).max(1) as usize);
+        }
+        let mut rack_host = vec![NodeId(0); switches.len()];
+        for h in (0..n).rev() {
+            rack_host[rack[h as usize] as usize] = NodeId(h);
         }
         Arbiter {
             node: self.arbiter,
@@ -410,6 +449,10 @@ impl FastpassProtocol {
             outbox: VecDeque::new(),
             drops_left: self.params.drop_first_requests,
             n_racks: switches.len(),
+            known: KnownRoutes::built(switches.len(), cores),
+            rack_switch: switches,
+            rack_host,
+            core_node,
             rack,
             cores,
             lanes,
@@ -538,40 +581,23 @@ impl FastpassProtocol {
         let start = now.max(arb.busy_until[core]);
         let earliest = start.ps().div_ceil(self.slot.ps()) + self.params.lead_slots as u64;
         arb.next_batch = arb.next_batch.max(earliest);
-        let mut granted: Vec<(u32, u64, u32, Option<u16>)> = Vec::new();
-        let mut edges = Vec::new();
-        let mut which = Vec::new();
+        let mut granted: Vec<Grant> = Vec::new();
+        let routed = self.params.path_selection && arb.n_racks > 1;
+        if routed {
+            arb.known
+                .refresh(ctx, &arb.rack_switch, &arb.rack_host, &arb.core_node);
+        }
+        let mut scratch = PathScratch::default();
         for i in 0..b {
             let slot = arb.next_batch + i;
             let pairs = arb.alloc.allocate_slot();
             let first = granted.len();
             granted.extend(pairs.iter().map(|&(s, d)| (s, slot, d, None)));
-            if !self.params.path_selection || arb.n_racks <= 1 {
-                continue;
-            }
-            edges.clear();
-            which.clear();
-            for (k, &(s, _, d, _)) in granted[first..].iter().enumerate() {
-                let (rs, rd) = (arb.rack[s as usize], arb.rack[d as usize]);
-                if rs != rd {
-                    edges.push((rs, rd));
-                    which.push(first + k);
-                }
-            }
-            if edges.is_empty() {
-                continue;
-            }
-            match colour_edges(&edges, arb.n_racks, arb.n_racks, arb.cores * arb.lanes) {
-                Some(colours) => {
-                    for (k, &g) in which.iter().enumerate() {
-                        // Colour c is lane c / cores of core c % cores:
-                        // spread over cores first.
-                        granted[g].3 = Some((colours[k] as usize % arb.cores) as u16);
-                    }
-                }
-                None => h.stats.path_conflicts += 1,
+            if routed {
+                Self::select_paths(arb, &mut granted[first..], &mut scratch, &mut h.stats);
             }
         }
+        granted.retain(|g| g.1 != DEFERRED);
         let count = granted.len() as u64;
         h.stats.slots_allocated += count;
         arb.batches += 1;
@@ -610,6 +636,57 @@ impl FastpassProtocol {
         if !out.is_empty() {
             arb.outbox.push_back((ready, out));
             ctx.set_timer(ready, arb.node.0, T_OUT);
+        }
+    }
+
+    /// Path selection for one timeslot's `granted` pairs (spec §6): each
+    /// inter-rack packet a core, so that no rack–core link carries more
+    /// packets than it has lanes; after a failure only cores routing still
+    /// uses (`reroute`), and a packet no free one is left for gives its
+    /// slot back (marked [`DEFERRED`]) for its pair's next slot.
+    fn select_paths(
+        arb: &mut Arbiter,
+        granted: &mut [Grant],
+        scratch: &mut PathScratch,
+        stats: &mut FastpassStats,
+    ) {
+        let PathScratch { edges, which } = scratch;
+        edges.clear();
+        which.clear();
+        for (k, &(s, _, d, _)) in granted.iter().enumerate() {
+            let (rs, rd) = (arb.rack[s as usize], arb.rack[d as usize]);
+            if rs != rd {
+                edges.push((rs, rd));
+                which.push(k);
+            }
+        }
+        if edges.is_empty() {
+            return;
+        }
+        let n_colours = arb.cores * arb.lanes;
+        match colour_edges(edges, arb.n_racks, arb.n_racks, n_colours) {
+            Some(colours) if arb.known.restricted() => {
+                let paths = arb.known.paths(edges, &colours, n_colours);
+                for (&g, path) in which.iter().zip(paths) {
+                    match path {
+                        Some(p) => granted[g].3 = Some(p),
+                        None => {
+                            let (s, _, d, _) = granted[g];
+                            arb.alloc.add_demand(s, d, 1);
+                            granted[g].1 = DEFERRED;
+                            stats.slots_deferred += 1;
+                        }
+                    }
+                }
+            }
+            Some(colours) => {
+                for (k, &g) in which.iter().enumerate() {
+                    // Colour c is lane c / cores of core c % cores:
+                    // spread over cores first.
+                    granted[g].3 = Some((colours[k] as usize % arb.cores) as u16);
+                }
+            }
+            None => stats.path_conflicts += 1,
         }
     }
 
@@ -698,6 +775,22 @@ impl FastpassProtocol {
 
     /// Send the next waiting packet for `dst` in this slot.
     fn use_slot(&self, h: &mut FastpassHost, ctx: &mut Ctx, dst: u32, path: Option<u16>) {
+        let path = match path.map(|core| reroute::live_path(ctx, NodeId(dst), core)) {
+            None => None,
+            Some(Some(p)) => Some(p),
+            Some(None) => {
+                // Allocated on a core routing has since dropped: the packet
+                // would collide on the cores left, so it asks for another
+                // slot instead.
+                h.stats.allocs_on_lost_paths += 1;
+                let d = h.ep.dest(dst);
+                if !d.queue.is_empty() {
+                    d.demand += 1;
+                    self.schedule_request(h, ctx);
+                }
+                return;
+            }
+        };
         let d = h.ep.dest(dst);
         let pick = loop {
             let Some(front) = d.queue.front_mut() else {

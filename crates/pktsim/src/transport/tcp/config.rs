@@ -66,12 +66,12 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "is_true")]
     pub fast_retransmit: bool,
     /// A FastLane notice halves the window once per window of data
-    /// (default on; [INFER], the paper cites NewReno).
+    /// (default on; \[INFER\], the paper cites NewReno).
     #[serde(skip_serializing_if = "is_true")]
     pub notice_reduces_window: bool,
     /// FastLane ping-pong throttle base: the n-th notice of a segment
     /// (n ≥ 2) waits base · 2^(n−2), at most the RTO (default "10us",
-    /// [INFER]: about one base RTT of a 10 Gbit/s fat tree).
+    /// \[INFER\]: about one base RTT of a 10 Gbit/s fat tree).
     #[serde(skip_serializing_if = "is_default_notice_base")]
     pub notice_retx_base: String,
     /// Sender pacing: `"off"` (default) or `"fq"` (Linux TCP pacing with
