@@ -451,9 +451,8 @@ pub fn peak_rss_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Counters;
-    use crate::packet::NodeId;
-    use crate::time::{Duration, Time};
+    use crate::metrics::fixtures::two_flows;
+    use crate::time::Time;
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Float64Type, UInt64Type};
     use arrow_array::Array;
@@ -461,49 +460,12 @@ mod tests {
 
     fn run(finish_us: Option<u64>) -> RunOutput {
         RunOutput {
-            flows: vec![
-                FlowResult {
-                    id: 0,
-                    src: NodeId(0),
-                    dst: NodeId(1),
-                    size_bytes: 1000,
-                    start: Time::ZERO,
-                    finish: finish_us.map(|u| Time::ZERO + Duration::from_us(u)),
-                    ideal_fct: Duration::from_us(2),
-                    bytes_received: 1000,
-                    retransmits: 1,
-                    drops: 2,
-                    tag: "poisson".into(),
-                    query: None,
-                },
-                FlowResult {
-                    id: 1,
-                    src: NodeId(1),
-                    dst: NodeId(0),
-                    size_bytes: 5000,
-                    start: Time(7),
-                    finish: None,
-                    ideal_fct: Duration::from_us(4),
-                    bytes_received: 10,
-                    retransmits: 0,
-                    drops: 0,
-                    tag: "incast".into(),
-                    query: Some(3),
-                },
-            ],
-            queue_samples: vec![],
-            link_samples: vec![],
-            trace: None,
-            timeseries: vec![],
-            counters: Counters::default(),
-            faults: Vec::new(),
             events: 10,
             sim_time: Time(1_000_000),
             wall_time: std::time::Duration::from_millis(3),
             protocol: "tcp".into(),
-            protocol_counters: Default::default(),
             seed: 9,
-            stop_reason: "time_limit".into(),
+            ..RunOutput::of_flows(two_flows(finish_us))
         }
     }
 

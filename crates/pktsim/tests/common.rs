@@ -5,7 +5,8 @@
 use pktsim::config::{Config, Experiment};
 use pktsim::metrics::RunOutput;
 use pktsim::net::Network;
-use pktsim::sim::{Simulation, Transport};
+use pktsim::packet::{FlowId, NodeId, Packet};
+use pktsim::sim::{Ctx, Setup, Simulation, Transport};
 use pktsim::transport::tcp::{Tcp, TcpParams, TcpProtocol};
 use pktsim::Duration;
 use std::path::Path;
@@ -193,4 +194,49 @@ pub fn shipped_config(rel: &str, shipped: u64, flows: u64) -> String {
     let key = format!("flows = {shipped}");
     assert!(text.contains(&key), "{path}: no longer {key}");
     text.replace(&key, &format!("flows = {flows}"))
+}
+
+/// A transport whose arriving packets are first shown to `keep`, with
+/// state of the test's own: a packet `keep` returns false for is lost
+/// before the transport sees it (the network counted it delivered, as if
+/// the last link had lost it). Everything else goes to `inner` unchanged.
+pub struct Intercept<T, S> {
+    /// The transport.
+    pub inner: T,
+    /// The test's state, for `keep`.
+    pub state: S,
+    /// Sees every arriving packet first; false loses it.
+    pub keep: fn(&mut S, &mut Ctx, &Packet) -> bool,
+}
+
+impl<T: Transport, S: Send> Transport for Intercept<T, S> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn setup(&mut self, env: &Setup) -> pktsim::Result<()> {
+        self.inner.setup(env)
+    }
+    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
+        self.inner.start_flow(ctx, flow)
+    }
+    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        if (self.keep)(&mut self.state, ctx, &pkt) {
+            self.inner.on_packet(ctx, pkt)
+        }
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
+        self.inner.on_timer(ctx, id, kind)
+    }
+    fn wants_nic_pull(&self) -> bool {
+        self.inner.wants_nic_pull()
+    }
+    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
+        self.inner.on_nic_idle(ctx, host)
+    }
+    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
+        self.inner.on_notice(ctx, pkt)
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.inner.counters()
+    }
 }

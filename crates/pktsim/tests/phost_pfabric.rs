@@ -1,11 +1,11 @@
 //! pFabric and pHost end to end.
 
 use crate::common::{
-    assert_all_finished, assert_conserved, pairs, prepare, run, simulation, LeafSpine,
+    assert_all_finished, assert_conserved, pairs, prepare, run, simulation, Intercept, LeafSpine,
 };
-use pktsim::packet::{FlowId, Header, NodeId, Packet};
+use pktsim::packet::{FlowId, Header, Packet};
+use pktsim::sim::Ctx;
 use pktsim::sim::Simulation;
-use pktsim::sim::{Ctx, Setup, Transport};
 use pktsim::time::{Duration, Time};
 use pktsim::transport::pfabric::{Pfabric, PfabricParams, PfabricProtocol};
 use pktsim::transport::phost::{Phost, PhostParams, PhostProtocol};
@@ -99,41 +99,6 @@ fn drops_are_counted_where_they_happen() {
     let out = run(&toml);
     assert!(out.counters.dropped_at[0][DropSite::HostNic as usize] > 0);
     assert_all_finished(&out);
-}
-
-/// A transport whose arriving packets are first shown to `keep`, with
-/// state of the test's own: a packet `keep` returns false for is lost
-/// before the transport sees it.
-struct Intercept<T, S> {
-    inner: T,
-    state: S,
-    keep: fn(&mut S, &mut Ctx, &Packet) -> bool,
-}
-
-impl<T: Transport, S: Send> Transport for Intercept<T, S> {
-    fn name(&self) -> &'static str {
-        self.inner.name()
-    }
-    fn setup(&mut self, env: &Setup) -> pktsim::Result<()> {
-        self.inner.setup(env)
-    }
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.inner.start_flow(ctx, flow)
-    }
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        if (self.keep)(&mut self.state, ctx, &pkt) {
-            self.inner.on_packet(ctx, pkt)
-        }
-    }
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        self.inner.on_timer(ctx, id, kind)
-    }
-    fn wants_nic_pull(&self) -> bool {
-        self.inner.wants_nic_pull()
-    }
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        self.inner.on_nic_idle(ctx, host)
-    }
 }
 
 /// A receiver that loses the first copy of each flow's last data

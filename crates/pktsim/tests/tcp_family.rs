@@ -3,14 +3,15 @@
 
 use crate::common::{
     assert_conserved, dumbbell, pairs, prepare, simulation, star, tcp_params, tcp_simulation,
+    Intercept,
 };
 use pktsim::metrics::ideal::{ideal_fct, Hop};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 use pktsim::metrics::RunOutput;
 use pktsim::net::switch::{RefusalHook, Refused, SwitchView, Verdict};
 use pktsim::packet::FlowId;
-use pktsim::packet::{flags, Header, NodeId, Packet};
-use pktsim::sim::{Ctx, Setup, Transport};
+use pktsim::packet::{flags, Header, Packet};
+use pktsim::sim::Ctx;
 use pktsim::time::{Duration, Rate, Time};
 use pktsim::transport::tcp::{SenderStats, Tcp, TcpProtocol};
 use std::sync::{Arc, Mutex};
@@ -117,68 +118,34 @@ struct Fate {
 
 type FateLog = Arc<Mutex<Vec<Fate>>>;
 
+/// Log what happened to `pkt` at `at`, if it carries data.
+fn log_fate(log: &FateLog, pkt: &Packet, at: Time, dropped: bool) {
+    if let Header::TcpData { seq } = pkt.header {
+        log.lock().unwrap().push(Fate {
+            at,
+            flow: pkt.flow.idx(),
+            seg: seq / INCAST_MSS,
+            retx: pkt.has(flags::RETX),
+            dropped,
+        });
+    }
+}
+
 /// A refusal hook that only records dropped data packets: its verdict is
 /// the plain drop, so the run is the one without it.
 struct RecordDrops(FateLog);
 
 impl RefusalHook for RecordDrops {
     fn on_refused(&mut self, at: &Refused, pkt: &Packet, _view: &SwitchView) -> Verdict {
-        if let Header::TcpData { seq } = pkt.header {
-            self.0.lock().unwrap().push(Fate {
-                at: at.now,
-                flow: pkt.flow.idx(),
-                seg: seq / INCAST_MSS,
-                retx: pkt.has(flags::RETX),
-                dropped: true,
-            });
-        }
+        log_fate(&self.0, pkt, at.now, true);
         Verdict::Drop
     }
 }
 
-/// TCP, with every data packet that reaches its receiver recorded.
-struct RecordArrivals {
-    tcp: Tcp,
-    log: FateLog,
-}
-
-impl Transport for RecordArrivals {
-    fn name(&self) -> &'static str {
-        self.tcp.name()
-    }
-    fn setup(&mut self, env: &Setup) -> pktsim::Result<()> {
-        self.tcp.setup(env)
-    }
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.tcp.start_flow(ctx, flow)
-    }
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        if let Header::TcpData { seq } = pkt.header {
-            self.log.lock().unwrap().push(Fate {
-                at: ctx.now(),
-                flow: pkt.flow.idx(),
-                seg: seq / INCAST_MSS,
-                retx: pkt.has(flags::RETX),
-                dropped: false,
-            });
-        }
-        self.tcp.on_packet(ctx, pkt)
-    }
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        self.tcp.on_timer(ctx, id, kind)
-    }
-    fn wants_nic_pull(&self) -> bool {
-        self.tcp.wants_nic_pull()
-    }
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        self.tcp.on_nic_idle(ctx, host)
-    }
-    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        self.tcp.on_notice(ctx, pkt)
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.tcp.counters()
-    }
+/// Record a data packet that reached its receiver; lose nothing.
+fn record_arrival(log: &mut FateLog, ctx: &mut Ctx, pkt: &Packet) -> bool {
+    log_fate(log, pkt, ctx.now(), false);
+    true
 }
 
 const INCAST_MSS: u64 = 1460;
@@ -217,15 +184,17 @@ fn incast_observed(toml: &str) -> (RunOutput, Vec<SenderStats>, Vec<Fate>) {
     let log = FateLog::default();
     exp.net
         .set_refusal_hook(Some(Box::new(RecordDrops(log.clone()))));
-    let transport = RecordArrivals {
-        tcp: Tcp::new(TcpProtocol::new(params)),
-        log: log.clone(),
+    // TCP, with every data packet that reaches its receiver recorded.
+    let transport = Intercept {
+        inner: Tcp::new(TcpProtocol::new(params)),
+        state: log.clone(),
+        keep: record_arrival,
     };
     let seed = exp.config.seed;
     let mut sim = simulation(exp, transport, seed);
     let reason = sim.run(None);
     let stats = (0..sim.progress().len())
-        .map(|i| sim.transport.tcp.stats(FlowId(i as u32)))
+        .map(|i| sim.transport.inner.stats(FlowId(i as u32)))
         .collect();
     let out = sim.finish(reason);
     assert_conserved(&out);

@@ -4,6 +4,7 @@
 //! data RTO starts at RFC 6298 §5.7's fallback; ECN is negotiated as RFC
 //! 3168 §6.1.1 says; every variant works.
 
+use crate::common::{dumbbell, pairs};
 use crate::tcp_tap::{counter, is_ctrl, keep_all, lose_first, run_tapped, LoseFn, SYN, SYNACK};
 use pktsim::metrics::RunOutput;
 use pktsim::packet::{flags, Header, PacketKind};
@@ -17,24 +18,15 @@ const HEADER: u64 = 40;
 /// `extra` is added to `[transport]`.
 fn config(protocol: &str, size: u64, extra: &str) -> String {
     format!(
-        r#"
-[topology]
-kind = "dumbbell"
-senders = 1
-host_rate = "10Gbps"
-host_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "10us"
+        r#"{}
 [network]
 switch_queue = {{ kind = "ecn", k_packets = 20 }}
 [transport]
 protocol = "{protocol}"
 {extra}
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = {size}
-"#
+{}"#,
+        dumbbell(1),
+        pairs("[[0, 1]]", size)
     )
 }
 

@@ -3,6 +3,7 @@
 //! cwnd / srtt in slow start and 120 % after it, with at most one pacing
 //! event per packet; bad pacing settings are refused with clear errors.
 
+use crate::common::{dumbbell, pairs};
 use crate::tcp_tap::{counter, keep_all, lose_first, run_tapped, Seen};
 use pktsim::config::Config;
 use pktsim::packet::{flags, Header};
@@ -24,26 +25,16 @@ const LOST: u64 = 300;
 /// within each phase.
 fn config(pacing: &str, extra: &str) -> String {
     format!(
-        r#"
-[topology]
-kind = "dumbbell"
-senders = 1
-host_rate = "10Gbps"
-host_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "10us"
+        r#"{}
 [transport]
 protocol = "tcp"
 init_cwnd = {W}
 max_cwnd = {W}
 pacing = "{pacing}"
 {extra}
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = {}
-"#,
-        SEGMENTS * MSS
+{}"#,
+        dumbbell(1),
+        pairs("[[0, 1]]", SEGMENTS * MSS)
     )
 }
 
@@ -223,22 +214,9 @@ fn pacing_off_lists_no_pacing_counter_and_changes_nothing() {
 /// The error of a config, as the user sees it.
 fn config_error(transport: &str) -> String {
     let toml = format!(
-        r#"
-[topology]
-kind = "dumbbell"
-senders = 1
-host_rate = "10Gbps"
-host_delay = "1us"
-bottleneck_rate = "10Gbps"
-bottleneck_delay = "10us"
-[transport]
-protocol = "cubic"
-{transport}
-[[workload]]
-kind = "static"
-pairs = [[0, 1]]
-size = 1000
-"#
+        "{}[transport]\nprotocol = \"cubic\"\n{transport}\n{}",
+        dumbbell(1),
+        pairs("[[0, 1]]", 1000)
     );
     let prepared = Config::from_toml_str(&toml, "<test>")
         .and_then(|c| c.prepare(Path::new(env!("CARGO_MANIFEST_DIR"))).map(|_| ()));

@@ -3,10 +3,10 @@
 //! can lose chosen ones there, as if the last link had dropped them (the
 //! network's counters see them delivered; the transport never does).
 
-use crate::common::{assert_conserved, prepare};
+use crate::common::{assert_conserved, prepare, simulation, tcp_params, Intercept};
 use pktsim::metrics::RunOutput;
-use pktsim::packet::{FlowId, Header, NodeId, Packet};
-use pktsim::sim::{Ctx, Setup, Simulation, Transport};
+use pktsim::packet::{Header, Packet};
+use pktsim::sim::Ctx;
 use pktsim::time::Time;
 use pktsim::transport::tcp::{Tcp, TcpProtocol};
 
@@ -31,77 +31,38 @@ pub struct Seen {
 /// tap has seen before it.
 pub type LoseFn = Box<dyn FnMut(&Packet) -> bool + Send>;
 
-/// TCP behind the tap.
-pub struct Tap {
-    /// The transport.
-    pub tcp: Tcp,
-    /// Every arrival, in order.
-    pub seen: Vec<Seen>,
+/// What the tap keeps: every arrival, and what decides the losses.
+struct TapState {
+    seen: Vec<Seen>,
     lose: LoseFn,
 }
 
-impl Transport for Tap {
-    fn name(&self) -> &'static str {
-        self.tcp.name()
-    }
-    fn setup(&mut self, env: &Setup) -> pktsim::Result<()> {
-        self.tcp.setup(env)
-    }
-    fn start_flow(&mut self, ctx: &mut Ctx, flow: FlowId) {
-        self.tcp.start_flow(ctx, flow)
-    }
-    fn on_packet(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        let lost = (self.lose)(&pkt);
-        self.seen.push(Seen {
-            at: ctx.now(),
-            pkt,
-            lost,
-        });
-        if !lost {
-            self.tcp.on_packet(ctx, pkt)
-        }
-    }
-    fn on_timer(&mut self, ctx: &mut Ctx, id: u32, kind: u8) {
-        self.tcp.on_timer(ctx, id, kind)
-    }
-    fn wants_nic_pull(&self) -> bool {
-        self.tcp.wants_nic_pull()
-    }
-    fn on_nic_idle(&mut self, ctx: &mut Ctx, host: NodeId) {
-        self.tcp.on_nic_idle(ctx, host)
-    }
-    fn on_notice(&mut self, ctx: &mut Ctx, pkt: Packet) {
-        self.tcp.on_notice(ctx, pkt)
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.tcp.counters()
-    }
+/// Record an arrival, losing it if `lose` says so.
+fn tap_arrival(state: &mut TapState, ctx: &mut Ctx, pkt: &Packet) -> bool {
+    let lost = (state.lose)(pkt);
+    state.seen.push(Seen {
+        at: ctx.now(),
+        pkt: *pkt,
+        lost,
+    });
+    !lost
 }
 
 /// Run a TCP-family config behind a tap that loses what `lose` says.
 pub fn run_tapped(toml: &str, lose: LoseFn) -> (RunOutput, Vec<Seen>) {
     let exp = prepare(toml);
-    let params = exp
-        .config
-        .transport
-        .tcp()
-        .expect("valid")
-        .expect("a TCP-family protocol");
-    let tap = Tap {
-        tcp: Tcp::new(TcpProtocol::new(params)),
-        seen: Vec::new(),
-        lose,
+    let tap = Intercept {
+        inner: Tcp::new(TcpProtocol::new(tcp_params(&exp))),
+        state: TapState {
+            seen: Vec::new(),
+            lose,
+        },
+        keep: tap_arrival,
     };
-    let mut sim = Simulation::new(
-        exp.net,
-        tap,
-        exp.workload,
-        exp.format,
-        exp.limits,
-        exp.config.seed,
-    );
+    let seed = exp.config.seed;
+    let mut sim = simulation(exp, tap, seed);
     let reason = sim.run(None);
-    let seen = std::mem::take(&mut sim.transport.seen);
+    let seen = std::mem::take(&mut sim.transport.state.seen);
     let out = sim.finish(reason);
     assert_conserved(&out);
     (out, seen)

@@ -33,14 +33,21 @@ fn tx_10g(bytes: u64) -> u64 {
     bytes * 800
 }
 
-/// One pHost flow from host 0 to host 1 over a star of 1 us links;
-/// `transport` adds pHost settings. Returns the run, the packet time and
-/// the flow's packets.
-fn phost_one_flow(transport: &str, size: u64) -> (RunOutput, u64, f64) {
+/// One flow of `size` bytes from host 0 to host 1 over a star of
+/// `link_delay` links, with the `switch_queue` and the `[transport]` and
+/// `[output.timeseries]` lines given, run to its end. Returns the run, a
+/// full packet's time at 10 Gbit/s and the flow's packets.
+fn star_one_flow(
+    link_delay: &str,
+    switch_queue: &str,
+    transport: &str,
+    series: &str,
+    size: u64,
+) -> (RunOutput, u64, f64) {
     let toml = format!(
-        "{}[network]\nswitch_queue = {{ kind = \"pfabric\" }}\n\
-         [transport]\nprotocol = \"phost\"\n{transport}\n{}\n[output.timeseries]\n",
-        star(2, "1us"),
+        "{}[network]\nswitch_queue = {switch_queue}\n[transport]\n{transport}\n{}\n\
+         [output.timeseries]\n{series}\n",
+        star(2, link_delay),
         pairs("[[0, 1]]", size)
     );
     let exp = prepare(&toml);
@@ -49,6 +56,14 @@ fn phost_one_flow(transport: &str, size: u64) -> (RunOutput, u64, f64) {
     let out = run(&toml);
     assert_all_finished(&out);
     (out, t_pkt, n)
+}
+
+/// One pHost flow from host 0 to host 1 over a star of 1 us links;
+/// `transport` adds pHost settings. Returns the run, the packet time and
+/// the flow's packets.
+fn phost_one_flow(transport: &str, size: u64) -> (RunOutput, u64, f64) {
+    let transport = format!("protocol = \"phost\"\n{transport}");
+    star_one_flow("1us", "{ kind = \"pfabric\" }", &transport, "", size)
 }
 
 /// When each token was granted: the times `tokens_granted` rose.
@@ -168,17 +183,9 @@ fn pfabric_window_stays_within_its_bounds_and_a_timeout_restarts_it_at_one() {
 #[test]
 fn fastpass_serves_a_flows_demand_one_timeslot_at_a_time() {
     let size = 100_000u64;
-    let toml = format!(
-        "{}[network]\nswitch_queue = {{ kind = \"priority\", classes = 2 }}\n\
-         [transport]\nprotocol = \"fastpass\"\n{}\n[output.timeseries]\nflows = [0]\n",
-        star(2, "0.2us"),
-        pairs("[[0, 1]]", size)
-    );
-    let exp = prepare(&toml);
-    let slot = tx_10g((exp.format.mss + exp.format.header) as u64);
-    let n = size.div_ceil(exp.format.mss as u64) as f64;
-    let out = run(&toml);
-    assert_all_finished(&out);
+    let priority = "{ kind = \"priority\", classes = 2 }";
+    let one_flow = |t: &str| star_one_flow("0.2us", priority, t, "flows = [0]", size);
+    let (out, slot, n) = one_flow("protocol = \"fastpass\"");
     // The demand starts at the flow's packets and falls by one per
     // timeslot used, each at a slot's start (k x timeslot), to 0 before
     // the flow completes; demand + slots used = packets throughout.
@@ -202,11 +209,7 @@ fn fastpass_serves_a_flows_demand_one_timeslot_at_a_time() {
     let last = out.timeseries.iter().map(|r| r.time.ps()).max().unwrap();
     assert!(last <= finish + Duration::from_us(10).ps());
     // The pHost paper's epoch model: the same demand, falling to 0.
-    let epoch = toml.replace(
-        "protocol = \"fastpass\"",
-        "protocol = \"fastpass\"\nmodel = \"phost_epoch\"",
-    );
-    let out = run(&epoch);
+    let (out, _, _) = one_flow("protocol = \"fastpass\"\nmodel = \"phost_epoch\"");
     let demand = series(&out, 0, 0, "demand_packets");
     assert_eq!(demand[0].1, n);
     assert_eq!(demand.last().map(|d| d.1), Some(0.0));

@@ -158,23 +158,20 @@ pub fn has_equal_cost_paths(topo: &TopologySpec) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::topology::TopologyConfig;
-
-    fn topo(src: &str) -> TopologySpec {
-        let t: TopologyConfig = toml::from_str(src).expect("topology parses");
-        t.build().expect("builds")
-    }
+    use crate::net::topology::topology_from_toml;
 
     #[test]
     fn the_longest_host_path_of_common_shapes() {
-        let star = topo("kind = \"star\"\nhosts = 3\nhost_rate = \"1Gbps\"\nlink_delay = \"1us\"");
+        let star = topology_from_toml(
+            "kind = \"star\"\nhosts = 3\nhost_rate = \"1Gbps\"\nlink_delay = \"1us\"",
+        );
         assert_eq!(longest_host_path(&star).map(|p| p.0), Some(2));
-        let ls = topo(
+        let ls = topology_from_toml(
             "kind = \"leaf_spine\"\nspines = 2\nleaves = 3\nhosts_per_leaf = 2\n\
              host_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"\nlink_delay = \"1us\"",
         );
         assert_eq!(longest_host_path(&ls).map(|p| p.0), Some(4));
-        let ft = topo(
+        let ft = topology_from_toml(
             "kind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\n\
              link_delay = \"1us\"",
         );
@@ -192,7 +189,7 @@ mod tests {
     #[test]
     fn a_chain_of_explicit_switches_and_a_multihomed_host() {
         // h0 - s0 - s1 - s2 - h1, and h2 on both s0 and s2.
-        let t = topo(
+        let t = topology_from_toml(
             r#"kind = "explicit"
 hosts = ["h0", "h1", "h2"]
 switches = ["s0", "s1", "s2"]
@@ -211,14 +208,16 @@ links = [
 
     #[test]
     fn equal_cost_choices_are_found_where_there_are_some() {
-        let star = topo("kind = \"star\"\nhosts = 3\nhost_rate = \"1Gbps\"\nlink_delay = \"1us\"");
+        let star = topology_from_toml(
+            "kind = \"star\"\nhosts = 3\nhost_rate = \"1Gbps\"\nlink_delay = \"1us\"",
+        );
         assert!(!has_equal_cost_paths(&star));
-        let one_spine = topo(
+        let one_spine = topology_from_toml(
             "kind = \"leaf_spine\"\nspines = 1\nleaves = 3\nhosts_per_leaf = 2\n\
              host_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"\nlink_delay = \"1us\"",
         );
         assert!(!has_equal_cost_paths(&one_spine));
-        let two_spines = topo(
+        let two_spines = topology_from_toml(
             "kind = \"leaf_spine\"\nspines = 2\nleaves = 3\nhosts_per_leaf = 2\n\
              host_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"\nlink_delay = \"1us\"",
         );

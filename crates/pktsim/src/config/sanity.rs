@@ -227,15 +227,11 @@ pub fn check_hop_limit(topo: &TopologySpec, hop_limit: u8) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn topo(src: &str) -> TopologySpec {
-        let t: TopologyConfig = toml::from_str(src).expect("topology parses");
-        t.build().expect("builds")
-    }
+    use crate::net::topology::topology_from_toml;
 
     #[test]
     fn a_hop_limit_below_the_fat_trees_paths_is_refused() {
-        let ft = topo(
+        let ft = topology_from_toml(
             "kind = \"fat_tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\n\
              link_delay = \"1us\"",
         );

@@ -147,6 +147,40 @@ struct ProtocolNeeds {
     max_header_bytes: Option<(u32, &'static str)>,
 }
 
+impl ProtocolNeeds {
+    /// A protocol that needs nothing special of the network: any queue
+    /// but a credit port, no ECN marks, no load balancing, any header
+    /// size, and it acts on notices. A row says only how its protocol
+    /// differs.
+    const fn plain(protocol: &'static str, design: &'static str) -> Self {
+        ProtocolNeeds {
+            protocol,
+            design,
+            switch_queue: QueueNeed::NotCredit,
+            host_queue: QueueNeed::NotCredit,
+            ecn_marks: None,
+            load_balancing: None,
+            acts_on_notices: true,
+            max_header_bytes: None,
+        }
+    }
+
+    /// A credit design: credit_port queues at switches and hosts, symmetric
+    /// ECMP so that data take the path back of what released them
+    /// (`path_back` says what), headers that fit an 84-byte credit, and no
+    /// use for notices.
+    const fn credit(protocol: &'static str, design: &'static str, path_back: &'static str) -> Self {
+        ProtocolNeeds {
+            switch_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
+            host_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
+            load_balancing: Some((LoadBalancing::SymmetricEcmp, path_back)),
+            acts_on_notices: false,
+            max_header_bytes: Some((CREDIT_BYTES, "an 84-byte credit")),
+            ..ProtocolNeeds::plain(protocol, design)
+        }
+    }
+}
+
 const ECN_QUEUE: &str =
     "{ kind = \"ecn\", k_packets = 20 }, or k_packets on a priority, aifo or vertigo queue";
 const CREDIT_QUEUE: &str = "{ kind = \"credit_port\" }";
@@ -157,97 +191,49 @@ const CREDIT_BYTES: u32 = 84;
 /// The one table of protocol needs, a row per registered protocol (a
 /// protocol without a row is refused, so a new one cannot skip this).
 const PROTOCOLS: [ProtocolNeeds; 8] = [
+    ProtocolNeeds::plain("tcp", "TCP NewReno needs nothing special of its queues"),
     ProtocolNeeds {
-        protocol: "tcp",
-        design: "TCP NewReno needs nothing special of its queues",
-        switch_queue: QueueNeed::NotCredit,
-        host_queue: QueueNeed::NotCredit,
-        ecn_marks: None,
-        load_balancing: None,
-        acts_on_notices: true,
-        max_header_bytes: None,
-    },
-    ProtocolNeeds {
-        protocol: "dctcp",
-        design: "DCTCP reacts only to ECN marks, RFC 8257",
-        switch_queue: QueueNeed::NotCredit,
-        host_queue: QueueNeed::NotCredit,
         ecn_marks: Some(ECN_QUEUE),
-        load_balancing: None,
-        acts_on_notices: true,
-        max_header_bytes: None,
+        ..ProtocolNeeds::plain("dctcp", "DCTCP reacts only to ECN marks, RFC 8257")
     },
+    ProtocolNeeds::plain("cubic", "TCP CUBIC needs nothing special of its queues"),
     ProtocolNeeds {
-        protocol: "cubic",
-        design: "TCP CUBIC needs nothing special of its queues",
-        switch_queue: QueueNeed::NotCredit,
-        host_queue: QueueNeed::NotCredit,
-        ecn_marks: None,
-        load_balancing: None,
-        acts_on_notices: true,
-        max_header_bytes: None,
-    },
-    ProtocolNeeds {
-        protocol: "pfabric",
-        design: "pFabric's minimal rate control relies on switches that serve and drop by \
-                 remaining size",
         switch_queue: QueueNeed::OneOf(&[Kind::Pfabric], "{ kind = \"pfabric\" }"),
-        host_queue: QueueNeed::NotCredit,
-        ecn_marks: None,
-        load_balancing: None,
-        acts_on_notices: true,
-        max_header_bytes: None,
+        ..ProtocolNeeds::plain(
+            "pfabric",
+            "pFabric's minimal rate control relies on switches that serve and drop by \
+             remaining size",
+        )
     },
     ProtocolNeeds {
-        protocol: "phost",
-        design: "pHost relies on switches that send its tokens and RTS ahead of data",
         switch_queue: QueueNeed::OneOf(
             &[Kind::Pfabric, Kind::Priority],
             "{ kind = \"pfabric\" } or { kind = \"priority\", classes = 3 }",
         ),
-        host_queue: QueueNeed::NotCredit,
-        ecn_marks: None,
-        load_balancing: None,
         acts_on_notices: false,
-        max_header_bytes: None,
+        ..ProtocolNeeds::plain(
+            "phost",
+            "pHost relies on switches that send its tokens and RTS ahead of data",
+        )
     },
     ProtocolNeeds {
-        protocol: "fastpass",
-        design: "Fastpass' arbiter keeps queues short whatever they are",
-        switch_queue: QueueNeed::NotCredit,
-        host_queue: QueueNeed::NotCredit,
-        ecn_marks: None,
-        load_balancing: None,
         acts_on_notices: false,
-        max_header_bytes: None,
+        ..ProtocolNeeds::plain(
+            "fastpass",
+            "Fastpass' arbiter keeps queues short whatever they are",
+        )
     },
-    ProtocolNeeds {
-        protocol: "expresspass",
-        design: "ExpressPass paces data by credits that credit_port queues rate-limit and drop",
-        switch_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        host_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        ecn_marks: None,
-        load_balancing: Some((
-            LoadBalancing::SymmetricEcmp,
-            "data must take its credits' path back",
-        )),
-        acts_on_notices: false,
-        max_header_bytes: Some((CREDIT_BYTES, "an 84-byte credit")),
-    },
-    ProtocolNeeds {
-        protocol: "flashpass",
-        design: "FlashPass paces data by emulation packets that credit_port queues rate-limit \
-                 and drop",
-        switch_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        host_queue: QueueNeed::OneOf(&[Kind::CreditPort], CREDIT_QUEUE),
-        ecn_marks: None,
-        load_balancing: Some((
-            LoadBalancing::SymmetricEcmp,
-            "data must take its emulation packets' path back",
-        )),
-        acts_on_notices: false,
-        max_header_bytes: Some((CREDIT_BYTES, "an 84-byte credit")),
-    },
+    ProtocolNeeds::credit(
+        "expresspass",
+        "ExpressPass paces data by credits that credit_port queues rate-limit and drop",
+        "data must take its credits' path back",
+    ),
+    ProtocolNeeds::credit(
+        "flashpass",
+        "FlashPass paces data by emulation packets that credit_port queues rate-limit \
+         and drop",
+        "data must take its emulation packets' path back",
+    ),
 ];
 
 /// What a queue or refusal option needs from the protocol.

@@ -95,57 +95,14 @@ fn append(b: &RecordBatch, path: &Path, out: &mut Vec<FlowResult>) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{Counters, RunOutput};
+    use crate::metrics::fixtures::two_flows;
+    use crate::metrics::RunOutput;
     use crate::output::{write_run, OutDirLock, RunMeta};
 
     #[test]
     fn flows_written_are_read_back_unchanged() {
-        let flows = vec![
-            FlowResult {
-                id: 0,
-                src: NodeId(3),
-                dst: NodeId(1),
-                size_bytes: 1000,
-                start: Time(5),
-                finish: Some(Time(9_000_005)),
-                ideal_fct: Duration(2_000_000),
-                bytes_received: 1000,
-                retransmits: 1,
-                drops: 2,
-                tag: "poisson".into(),
-                query: None,
-            },
-            FlowResult {
-                id: 1,
-                src: NodeId(1),
-                dst: NodeId(0),
-                size_bytes: 5000,
-                start: Time(7),
-                finish: None,
-                ideal_fct: Duration(4_000_000),
-                bytes_received: 10,
-                retransmits: 0,
-                drops: 0,
-                tag: "incast".into(),
-                query: Some(3),
-            },
-        ];
-        let run = RunOutput {
-            flows: flows.clone(),
-            queue_samples: vec![],
-            link_samples: vec![],
-            trace: None,
-            timeseries: vec![],
-            counters: Counters::default(),
-            faults: Vec::new(),
-            events: 1,
-            sim_time: Time(10_000_000),
-            wall_time: std::time::Duration::ZERO,
-            protocol: "pfabric".into(),
-            protocol_counters: Default::default(),
-            seed: 1,
-            stop_reason: "time_limit".into(),
-        };
+        let flows = two_flows(Some(9));
+        let run = RunOutput::of_flows(flows.clone());
         let dir = std::env::temp_dir().join(format!("pktsim-flows-table-{}", std::process::id()));
         let s = crate::metrics::summary::Summary::from_run(
             &run,

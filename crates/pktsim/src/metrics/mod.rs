@@ -1,6 +1,8 @@
 //! What a run measures: one record per flow, optional queue samples, network
 //! counters, and the summary computed from them.
 
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod flows_table;
 pub mod ideal;
 pub mod phases;

@@ -271,20 +271,9 @@ mod tests {
 
     fn run(flows: Vec<FlowResult>, faults: Vec<FaultMark>, counters: Counters) -> RunOutput {
         RunOutput {
-            flows,
-            queue_samples: vec![],
-            link_samples: vec![],
-            trace: None,
-            timeseries: vec![],
             counters,
             faults,
-            events: 0,
-            sim_time: at(100),
-            wall_time: std::time::Duration::ZERO,
-            protocol: "x".into(),
-            protocol_counters: Default::default(),
-            seed: 1,
-            stop_reason: "time_limit".into(),
+            ..RunOutput::of_flows(flows)
         }
     }
 

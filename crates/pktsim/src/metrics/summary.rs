@@ -525,27 +525,12 @@ mod tests {
 
     #[test]
     fn buckets_split_at_their_upper_edges() {
-        let run = RunOutput {
-            flows: vec![
-                flow(0, 100_000, Some(20), 10),
-                flow(1, 100_001, Some(30), 10),
-                flow(2, 20_000_000, None, 10),
-                flow(3, 50, Some(10), 10),
-            ],
-            queue_samples: vec![],
-            link_samples: vec![],
-            trace: None,
-            timeseries: vec![],
-            counters: Counters::default(),
-            faults: Vec::new(),
-            events: 0,
-            sim_time: Time::ZERO + Duration::from_us(100),
-            wall_time: std::time::Duration::ZERO,
-            protocol: "x".into(),
-            protocol_counters: Default::default(),
-            seed: 1,
-            stop_reason: "time_limit".into(),
-        };
+        let run = RunOutput::of_flows(vec![
+            flow(0, 100_000, Some(20), 10),
+            flow(1, 100_001, Some(30), 10),
+            flow(2, 20_000_000, None, 10),
+            flow(3, 50, Some(10), 10),
+        ]);
         let s = Summary::from_run(&run, DEFAULT_BUCKETS);
         let labels: Vec<&str> = s.buckets.iter().map(|b| b.label.as_str()).collect();
         assert_eq!(labels, ["0B-100KB", "100KB-1MB", "1MB-10MB", "10MB+"]);
@@ -563,28 +548,13 @@ mod tests {
     fn short_long_classes_and_per_host_delivery() {
         let mut other_host = flow(4, 10_000_000, Some(50), 10);
         other_host.src = NodeId(7);
-        let run = RunOutput {
-            flows: vec![
-                flow(0, 99_999, Some(20), 10),
-                flow(1, 100_000, Some(30), 10),
-                flow(2, 20_000_000, None, 10),
-                flow(3, 50, Some(40), 10),
-                other_host,
-            ],
-            queue_samples: vec![],
-            link_samples: vec![],
-            trace: None,
-            timeseries: vec![],
-            counters: Counters::default(),
-            faults: Vec::new(),
-            events: 0,
-            sim_time: Time::ZERO + Duration::from_us(100),
-            wall_time: std::time::Duration::ZERO,
-            protocol: "x".into(),
-            protocol_counters: Default::default(),
-            seed: 1,
-            stop_reason: "time_limit".into(),
-        };
+        let run = RunOutput::of_flows(vec![
+            flow(0, 99_999, Some(20), 10),
+            flow(1, 100_000, Some(30), 10),
+            flow(2, 20_000_000, None, 10),
+            flow(3, 50, Some(40), 10),
+            other_host,
+        ]);
         let s = Summary::from_run(&run, DEFAULT_BUCKETS);
         // Short is strictly below 100 KB: flows 0 and 3 (slowdowns 2 and 4).
         assert_eq!(
@@ -607,20 +577,8 @@ mod tests {
     #[test]
     fn phases_and_faults_only_for_runs_with_changes() {
         let mut run = RunOutput {
-            flows: vec![flow(0, 1000, Some(20), 10)],
-            queue_samples: vec![],
-            link_samples: vec![],
-            trace: None,
-            timeseries: vec![],
-            counters: Counters::default(),
-            faults: Vec::new(),
-            events: 0,
-            sim_time: Time::ZERO + Duration::from_us(100),
-            wall_time: std::time::Duration::ZERO,
-            protocol: "x".into(),
-            protocol_counters: Default::default(),
-            seed: 1,
             stop_reason: "all_flows_done".into(),
+            ..RunOutput::of_flows(vec![flow(0, 1000, Some(20), 10)])
         };
         let plain = serde_json::to_string(&Summary::from_run(&run, DEFAULT_BUCKETS)).unwrap();
         assert!(!plain.contains("\"phases\"") && !plain.contains("\"faults\""));

@@ -18,24 +18,34 @@ use std::collections::VecDeque;
 /// The packets on one direction of a link, in order, with their arrival
 /// times at the node the link leads to.
 ///
-/// What an arrival reads fits one cache line (the ring's header, the
-/// receiving node and how it forwards), aligned so that it does: an
-/// arrival loads this line and the head packet, not the sending port.
+/// The next packet to arrive is kept in the inbox itself, beside what an
+/// arrival reads (the receiving node, how it forwards), and only the
+/// packets behind it in a ring of their own: most links carry one packet
+/// at a time, and a send and an arrival then touch the inbox's first two
+/// lines and nothing else. With the whole ring apart, each touched the
+/// inbox's line and the ring's first slot, a 72-byte slot usually across
+/// two lines of a separate allocation: on a k = 32 fat tree (49,152
+/// links) those were the largest growth of last-level misses per hop over
+/// k = 16 (BENCHMARKS.md, "Locality").
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct LinkInbox {
-    /// (arrival time, packet), in order of arrival: a link delivers in the
-    /// order it sends.
-    packets: VecDeque<(Time, Packet)>,
+    /// (arrival time, packet) of the next packet to arrive; `None` when
+    /// the link is empty.
+    head: Option<(Time, Packet)>,
     /// The node the link leads to, which owns the inbox and its events.
     to: NodeId,
     /// Whether `to` forwards cut-through: it then shortens an arriving
     /// packet's ready time by its next transmission (a copy of the sending
     /// port's flag, so that an arrival need not read that port).
     cut_through: bool,
+    /// The packets behind `head`, in order of arrival: a link delivers in
+    /// the order it sends.
+    rest: VecDeque<(Time, Packet)>,
     /// Packets dropped on arrival, by [`ArrivalDrop`]: for crossing too
     /// many links, or lost on this link's wire (it went down, or it is
-    /// lossy). Counted here, on the receiving side, where the drop is seen.
+    /// lossy). Counted here, on the receiving side, where the drop is seen;
+    /// last, on a line a hop does not read.
     arrival_drops: [u64; ArrivalDrop::COUNT],
 }
 
@@ -74,7 +84,8 @@ impl LinkInbox {
     /// An empty inbox for the link into `to`.
     pub fn new(to: NodeId, cut_through: bool) -> Self {
         LinkInbox {
-            packets: VecDeque::new(),
+            head: None,
+            rest: VecDeque::new(),
             to,
             cut_through,
             arrival_drops: [0; ArrivalDrop::COUNT],
@@ -102,7 +113,7 @@ impl LinkInbox {
     /// link lost already stays marked so. Returns how many were marked.
     pub(crate) fn lose_all(&mut self) -> usize {
         let mut n = 0;
-        for (_, p) in &mut self.packets {
+        for (_, p) in self.head.iter_mut().chain(self.rest.iter_mut()) {
             if p.hops < crate::net::fault::LOST_MARK {
                 p.hops = crate::net::fault::LOST_TO_LINK_DOWN;
                 n += 1;
@@ -113,7 +124,7 @@ impl LinkInbox {
 
     /// The arrival time of the last packet on the link, if any.
     pub fn last_arrival(&self) -> Option<Time> {
-        self.packets.back().map(|(t, _)| *t)
+        self.rest.back().or(self.head.as_ref()).map(|(t, _)| *t)
     }
 
     /// The node the link leads to.
@@ -131,19 +142,19 @@ impl LinkInbox {
     /// Packets on the link.
     #[inline]
     pub fn len(&self) -> usize {
-        self.packets.len()
+        self.head.is_some() as usize + self.rest.len()
     }
 
     /// Whether the link is empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
+        self.head.is_none()
     }
 
     /// The next packet to arrive and its arrival time.
     #[inline]
     pub fn head(&self) -> Option<&(Time, Packet)> {
-        self.packets.front()
+        self.head.as_ref()
     }
 
     /// Hand `pkt` to the link, to arrive at `arrival`, ready (its last bit
@@ -157,9 +168,14 @@ impl LinkInbox {
     /// failed store forward).
     #[inline(always)]
     pub(crate) fn put(&mut self, arrival: Time, pkt: Packet, ready_at: Time, hops: u8) -> bool {
-        let was_empty = self.packets.is_empty();
-        self.packets.push_back((arrival, pkt));
-        if let Some((_, sent)) = self.packets.back_mut() {
+        let was_empty = self.head.is_none();
+        let sent = if was_empty {
+            Some(self.head.insert((arrival, pkt)))
+        } else {
+            self.rest.push_back((arrival, pkt));
+            self.rest.back_mut()
+        };
+        if let Some((_, sent)) = sent {
             sent.ready_at = ready_at;
             sent.hops = hops;
         }
@@ -167,35 +183,52 @@ impl LinkInbox {
     }
 
     /// Take the head packet, which has arrived, and schedule the next one's
-    /// arrival for the receiving node (`link` names the event), or, with
-    /// the link empty, move the ring back to its start. A ring that kept
-    /// going round would cycle through every slot it ever grew to, each one
-    /// cold by the time it is written again; one that restarts when empty
-    /// reuses the same few, still cached (most links hold one or two
-    /// packets at a time).
+    /// arrival for the receiving node (`link` names the event), moving it
+    /// into the head's place; with no packet behind it, move the ring
+    /// back to its start. A ring that kept going round would cycle through
+    /// every slot it ever grew to, each one cold by the time it is written
+    /// again; one that restarts when empty reuses the same few, still
+    /// cached.
     #[inline(always)]
     pub(crate) fn take_head<E: From<NetEvent> + Copy>(
         &mut self,
         link: PortId,
         ev: &mut EventQueue<E>,
     ) -> Option<Packet> {
-        let (_, pkt) = self.packets.pop_front()?;
-        match self.packets.front() {
-            Some(&(next, _)) => NetEvent::Arrive(link).schedule_for(self.to, next, ev),
-            None => self.packets.clear(),
+        let (_, pkt) = self.head.take()?;
+        if let Some(next) = self.rest.pop_front() {
+            NetEvent::Arrive(link).schedule_for(self.to, next.0, ev);
+            self.head = Some(next);
+            if self.rest.is_empty() {
+                self.rest.clear();
+            }
         }
         Some(pkt)
     }
 
     /// Empty the link, yielding its packets (end of run).
     pub(crate) fn drain(&mut self) -> impl Iterator<Item = Packet> + '_ {
-        self.packets.drain(..).map(|(_, p)| p)
+        let head = self.head.take();
+        head.into_iter().chain(self.rest.drain(..)).map(|(_, p)| p)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::mem::{offset_of, size_of};
+
+    /// The layout [`LinkInbox`]'s documentation describes: what a send and
+    /// an arrival read, the head packet included, lies on its first two
+    /// lines.
+    #[test]
+    fn what_a_hop_reads_of_an_inbox_lies_on_two_lines() {
+        assert_eq!(std::mem::align_of::<LinkInbox>(), 64);
+        assert!(offset_of!(LinkInbox, head) + size_of::<Option<(Time, Packet)>>() <= 128);
+        assert!(offset_of!(LinkInbox, to) + size_of::<NodeId>() <= 128);
+        assert!(offset_of!(LinkInbox, cut_through) < 128);
+        assert!(offset_of!(LinkInbox, rest) + size_of::<VecDeque<(Time, Packet)>>() <= 128);
+    }
 
     #[test]
     fn an_inbox_hands_packets_over_in_order_with_one_event_at_a_time() {
@@ -221,5 +254,29 @@ mod tests {
         );
         assert!(inbox.is_empty() && ev.pop().is_none());
         assert!(inbox.take_head::<NetEvent>(PortId(7), &mut ev).is_none());
+    }
+
+    /// Packets behind the head keep their order through every take, a
+    /// failure's marking and the end-of-run drain, and the link's last
+    /// arrival is the last one put.
+    #[test]
+    fn packets_behind_the_head_keep_their_order() {
+        let mut ev: EventQueue<NetEvent> = EventQueue::with_salt(1);
+        let mut inbox = LinkInbox::new(NodeId(1), false);
+        for (i, t) in [10, 20, 30, 40].into_iter().enumerate() {
+            let first = inbox.put(Time(t), Packet::test_data(0, 100 + i as u32, 0), Time(t), 2);
+            assert_eq!(first, i == 0);
+            assert_eq!(inbox.last_arrival(), Some(Time(t)));
+        }
+        assert_eq!(inbox.len(), 4);
+        let p = inbox.take_head(PortId(3), &mut ev).expect("a packet");
+        assert_eq!((p.size, p.hops), (100, 2));
+        assert_eq!(inbox.head().map(|h| (h.0, h.1.size)), Some((Time(20), 101)));
+        assert_eq!(ev.pop().map(|e| e.0), Some(Time(20)));
+        assert_eq!(inbox.lose_all(), 3);
+        let left: Vec<(u32, u8)> = inbox.drain().map(|p| (p.size, p.hops)).collect();
+        let lost = crate::net::fault::LOST_TO_LINK_DOWN;
+        assert_eq!(left, vec![(101, lost), (102, lost), (103, lost)]);
+        assert!(inbox.is_empty() && inbox.last_arrival().is_none());
     }
 }

@@ -340,6 +340,23 @@ mod tests {
         adj
     }
 
+    /// A k-ary fat tree of 10 Gbit/s links, its adjacency and its routes.
+    fn fat_tree_routes(
+        k: u32,
+    ) -> (
+        crate::net::topology::TopologySpec,
+        Vec<Vec<(PortId, NodeId)>>,
+        Routing,
+    ) {
+        use crate::net::topology::fat_tree;
+        use crate::time::{Duration, Rate};
+        let gbps = Rate::gbps(10);
+        let t = fat_tree(k, k, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
+        let adj = adjacency(&t);
+        let r = Routing::compute(t.n_hosts as usize, &adj, &t.names).unwrap();
+        (t, adj, r)
+    }
+
     /// `adj` without the two directions of the link `port` feeds (ports
     /// of a link are numbered one after the other).
     fn without_link(adj: &[Vec<(PortId, NodeId)>], port: u32) -> Vec<Vec<(PortId, NodeId)>> {
@@ -383,12 +400,7 @@ mod tests {
 
     #[test]
     fn a_fat_tree_routes_around_a_failed_core_link_through_another_core() {
-        use crate::net::topology::fat_tree;
-        use crate::time::{Duration, Rate};
-        let gbps = Rate::gbps(10);
-        let t = fat_tree(4, 4, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
-        let adj = adjacency(&t);
-        let built = Routing::compute(16, &adj, &t.names).unwrap();
+        let (t, adj, built) = fat_tree_routes(4);
         // The first core link of the aggregation switch host 0's packets
         // reach first fails.
         let tor = t
@@ -444,13 +456,8 @@ mod tests {
 
     #[test]
     fn a_fat_tree_keeps_tables_per_leaf_not_per_host() {
-        use crate::net::topology::fat_tree;
-        use crate::time::{Duration, Rate};
         // k = 8: 128 hosts, 32 ToRs, 32 aggregation and 16 core switches.
-        let gbps = Rate::gbps(10);
-        let t = fat_tree(8, 8, 1, gbps, gbps, Duration::from_ns(100)).unwrap();
-        let adj = adjacency(&t);
-        let r = Routing::compute(128, &adj, &t.names).unwrap();
+        let (t, _, r) = fat_tree_routes(8);
         // 80 switches × 32 leaves, plus two per host: not nodes × hosts
         // (208 × 128), which grows as k^6 and was 6.9 GB at k = 48.
         assert_eq!(r.n_entries(), 80 * 32 + 2 * 128);

@@ -612,6 +612,13 @@ pub fn explicit(
     })
 }
 
+/// Test helper: the topology a `[topology]` table's text describes.
+#[cfg(test)]
+pub(crate) fn topology_from_toml(src: &str) -> TopologySpec {
+    let t: TopologyConfig = toml::from_str(src).expect("topology parses");
+    t.build().expect("builds")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,12 +74,31 @@ pub enum Header {
 /// A protocol family's typed messages, carried in [`Header::Ctrl`]: the
 /// family's `wire` module says what each message holds and how it travels,
 /// so no protocol code packs or unpacks the carrier's fields itself.
+/// A family writes only the two halves of the mapping (`to_ctrl`,
+/// `from_ctrl`); putting them in and taking them out of the carrier is
+/// this trait's, the same for every family.
 pub trait Message: Copy + Sized {
+    /// This message as the carrier's fields: its kind and two values.
+    fn to_ctrl(self) -> (u8, u64, u32);
+    /// The message of a kind and its two values; `None` for an unknown kind.
+    fn from_ctrl(kind: u8, a: u64, b: u32) -> Option<Self>;
+
     /// The header that carries this message.
-    fn header(self) -> Header;
+    #[inline]
+    fn header(self) -> Header {
+        let (kind, a, b) = self.to_ctrl();
+        Header::Ctrl { kind, a, b }
+    }
+
     /// The message a header carries; `None` for another family's header or
     /// an unknown kind.
-    fn parse(h: &Header) -> Option<Self>;
+    #[inline]
+    fn parse(h: &Header) -> Option<Self> {
+        match *h {
+            Header::Ctrl { kind, a, b } => Self::from_ctrl(kind, a, b),
+            _ => None,
+        }
+    }
 }
 
 /// Test helper: each of `msgs` comes back from its header, and a message

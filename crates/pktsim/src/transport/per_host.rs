@@ -262,6 +262,33 @@ impl FlowSlots {
     pub fn recv_slot_at(&self, host: NodeId, f: FlowId) -> Option<usize> {
         (self.destination(f)? == host).then(|| self.recv(f))
     }
+    /// The flow's entry at `host`: in its sender table `send` if `host` is
+    /// the source, else in its receiver table `recv` if the destination;
+    /// `None` if neither, or the table has no such entry. For calls given
+    /// any host (the time series' `flow_state`), not the packet path.
+    pub fn end_at<'t, S, R>(
+        &self,
+        host: NodeId,
+        f: FlowId,
+        send: &'t [S],
+        recv: &'t [R],
+    ) -> Option<FlowEnd<&'t S, &'t R>> {
+        if let Some(slot) = self.send_slot_at(host, f) {
+            send.get(slot).map(FlowEnd::Sender)
+        } else {
+            let slot = self.recv_slot_at(host, f)?;
+            recv.get(slot).map(FlowEnd::Receiver)
+        }
+    }
+}
+
+/// A flow's state at one of its two hosts ([`FlowSlots::end_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowEnd<S, R> {
+    /// At its source: the sender's state.
+    Sender(S),
+    /// At its destination: the receiver's state.
+    Receiver(R),
 }
 
 #[cfg(test)]
@@ -334,5 +361,21 @@ mod tests {
         assert_eq!(s.send_slot_at(NodeId(1), FlowId(0)), Some(0));
         assert_eq!(s.recv_slot_at(NodeId(1), FlowId(0)), Some(0));
         assert_eq!(s.send_slot_at(NodeId(0), FlowId(0)), None);
+    }
+
+    #[test]
+    fn a_flows_end_is_its_sender_at_the_source_and_its_receiver_at_the_destination() {
+        let s = slots();
+        // Host 0 sends flows 0 and 2 and receives flow 3.
+        let (send, recv) = (["f0", "f2"], ["f3"]);
+        let at = |h, f| s.end_at(NodeId(h), FlowId(f), &send, &recv);
+        assert_eq!(at(0, 2), Some(FlowEnd::Sender(&"f2")));
+        assert_eq!(at(0, 3), Some(FlowEnd::Receiver(&"f3")));
+        // Not on the flow, or a table without the entry.
+        assert_eq!(at(0, 1), None);
+        assert_eq!(
+            s.end_at::<&str, &str>(NodeId(0), FlowId(2), &["f0"], &[]),
+            None
+        );
     }
 }

@@ -32,7 +32,7 @@ use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
-use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
+use crate::transport::per_host::{FlowEnd, FlowSlots, HostProtocol, PerHost};
 use crate::transport::{ProtocolConfig, SimSetup};
 use serde::{Deserialize, Serialize};
 
@@ -210,9 +210,6 @@ struct SendFlow {
     tokens_received: u32,
     /// Tokens that expired unused.
     tokens_expired: u32,
-    /// A token or the final ACK reached the source: the receiver knows of
-    /// the flow (`rts_timeout`).
-    answered: bool,
     /// RTS packets re-sent for this flow (each doubles the next wait).
     rts_resent: u32,
 }
@@ -411,10 +408,11 @@ impl PhostProtocol {
     }
 
     /// Flow `f`'s RTS timer: resend the RTS if its receiver has not
-    /// answered and the flow is not done.
+    /// answered (no token has come, and no final ACK, which ends the
+    /// sender) and the flow is not done.
     fn on_rts_timer(&self, h: &mut PhostHost, ctx: &mut Ctx, f: FlowId) {
         let s = &mut h.send[self.slots.send(f)];
-        if s.answered || !s.active || ctx.is_finished(f) {
+        if s.tokens_received > 0 || !s.active || ctx.is_finished(f) {
             return;
         }
         s.rts_resent += 1;
@@ -643,7 +641,6 @@ impl HostProtocol for PhostProtocol {
             } => {
                 let ttl = times(h.t_pkt, self.params.token_timeout);
                 let s = &mut h.send[self.slots.send(pkt.flow)];
-                s.answered = true;
                 if s.active {
                     s.tokens_received += 1;
                     s.tokens.push_back(Token {
@@ -660,7 +657,6 @@ impl HostProtocol for PhostProtocol {
                 let f = pkt.flow;
                 let s = &mut h.send[self.slots.send(f)];
                 s.active = false;
-                s.answered = true;
                 s.tokens.clear();
                 h.sending.retain(|&(g, _)| g != f);
             }
@@ -707,35 +703,31 @@ impl HostProtocol for PhostProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if let Some(slot) = self.slots.send_slot_at(at, f) {
-            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
-                return;
-            };
-            let free = s.tokens.iter().filter(|t| t.seq <= s.free).count();
-            out("tokens_held", s.tokens.len() as f64);
-            out("free_tokens_held", free as f64);
-            out("tokens_received", f64::from(s.tokens_received));
-            out("tokens_expired", f64::from(s.tokens_expired));
-            out("remaining_packets", f64::from(s.remaining));
-        } else if let Some(r) = self
-            .slots
-            .recv_slot_at(at, f)
-            .and_then(|slot| h.recv.get(slot))
-            .filter(|r| r.started && !r.finished)
-        {
-            let unechoed = r.count.saturating_sub(r.largest_seq_echoed);
-            out("tokens_granted", f64::from(r.count));
-            out("tokens_outstanding", f64::from(unechoed));
-            out("token_budget", f64::from(r.goal));
-            out("received_packets", f64::from(r.received.count()));
-            // Downgraded: tokens left to grant, but the window of unechoed
-            // ones is full (a flow sent wholly on free tokens is not).
-            let downgraded = r.count < r.goal && unechoed >= self.params.window;
-            out("downgraded", f64::from(u8::from(downgraded)));
-            out(
-                "awaiting_resend",
-                f64::from(u8::from(r.count >= r.goal && r.resend_at.is_some())),
-            );
+        match self.slots.end_at(at, f, &h.send, &h.recv) {
+            Some(FlowEnd::Sender(s)) if s.active => {
+                let free = s.tokens.iter().filter(|t| t.seq <= s.free).count();
+                out("tokens_held", s.tokens.len() as f64);
+                out("free_tokens_held", free as f64);
+                out("tokens_received", f64::from(s.tokens_received));
+                out("tokens_expired", f64::from(s.tokens_expired));
+                out("remaining_packets", f64::from(s.remaining));
+            }
+            Some(FlowEnd::Receiver(r)) if r.started && !r.finished => {
+                let unechoed = r.count.saturating_sub(r.largest_seq_echoed);
+                out("tokens_granted", f64::from(r.count));
+                out("tokens_outstanding", f64::from(unechoed));
+                out("token_budget", f64::from(r.goal));
+                out("received_packets", f64::from(r.received.count()));
+                // Downgraded: tokens left to grant, but the window of unechoed
+                // ones is full (a flow sent wholly on free tokens is not).
+                let downgraded = r.count < r.goal && unechoed >= self.params.window;
+                out("downgraded", f64::from(u8::from(downgraded)));
+                out(
+                    "awaiting_resend",
+                    f64::from(u8::from(r.count >= r.goal && r.resend_at.is_some())),
+                );
+            }
+            _ => {}
         }
     }
 

@@ -63,14 +63,7 @@ impl Network {
             }
         }
         check_hosts(&nodes, &adj, n_hosts)?;
-        for p in &mut ports {
-            let rate = p.rate.bps();
-            p.waits_at_peer = p.cut_through
-                && nodes[p.peer.idx()]
-                    .ports
-                    .iter()
-                    .any(|q| priority_rate[q.idx()] > rate);
-        }
+        mark_waits_at_peer(&mut ports, &nodes, &priority_rate);
         let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
         // A plug-in's hook replaces the configured refusal behaviour.
@@ -109,6 +102,20 @@ impl Network {
             trace,
             faults,
         })
+    }
+}
+
+/// Set [`Port::waits_at_peer`]: a cut-through port whose peer has a faster
+/// port that schedules by priority hands its packet over only once that
+/// port could start it (`Network::next_tx`).
+fn mark_waits_at_peer(ports: &mut [Port], nodes: &[Node], priority_rate: &[u64]) {
+    for p in ports {
+        let rate = p.rate.bps();
+        p.waits_at_peer = p.cut_through
+            && nodes[p.peer.idx()]
+                .ports
+                .iter()
+                .any(|q| priority_rate[q.idx()] > rate);
     }
 }
 

@@ -381,16 +381,12 @@ impl Network {
     }
 
     /// [`Network::prefetch_port`] for an arrival on the link port `pid`
-    /// feeds ([`Network::on_arrive`]): its inbox and the head packet, all
-    /// the arrival reads before it picks an egress.
+    /// feeds ([`Network::on_arrive`]): its inbox, which holds the head
+    /// packet, all the arrival reads before it picks an egress.
     #[inline]
     pub fn prefetch_arrival(&self, pid: PortId) {
-        let Some(inbox) = self.inboxes.get(pid.idx()) else {
-            return;
-        };
-        prefetch(inbox);
-        if let Some(head) = inbox.head() {
-            prefetch(head);
+        if let Some(inbox) = self.inboxes.get(pid.idx()) {
+            prefetch(inbox);
         }
     }
 

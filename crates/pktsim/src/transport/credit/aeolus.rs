@@ -12,7 +12,7 @@
 //! probe's ACK shows the tail (§3.3). Lost ones are resent once credits come,
 //! before new data, as scheduled packets.
 
-use super::wire::{message, CreditMsg, Lane, SMALL_BYTES};
+use super::wire::{to_receiver, CreditMsg, Lane, SMALL_BYTES};
 use super::{CreditHost, CreditProtocol, T_UNSCHED};
 use crate::packet::{FlowId, Message};
 use crate::transport::contract::Ctx;
@@ -148,19 +148,10 @@ impl CreditProtocol {
         s.first.sending = false;
         if s.first.sent > 0 && !s.first.probed {
             s.first.probed = true;
-            let spec = ctx.flow(f);
             let probe = CreditMsg::Probe {
                 last: s.first.sent - 1,
             };
-            let p = message(
-                ctx,
-                f,
-                spec.src,
-                spec.dst,
-                probe,
-                SMALL_BYTES,
-                Lane::Scheduled,
-            );
+            let p = to_receiver(ctx, f, probe, SMALL_BYTES, Lane::Scheduled);
             ctx.send(p);
         }
         self.want_credits(h, ctx, f);

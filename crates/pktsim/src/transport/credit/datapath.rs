@@ -7,7 +7,7 @@
 use super::aeolus::FirstRtt;
 use super::expresspass::CreditLoop;
 use super::flashpass::Emulation;
-use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES, SMALL_BYTES};
+use super::wire::{to_receiver, to_sender, CreditMsg, Lane, CREDIT_BYTES, SMALL_BYTES};
 use super::{CreditHost, CreditProtocol, T_RENACK, T_RTO};
 use crate::packet::{flags, FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
@@ -202,8 +202,7 @@ impl CreditProtocol {
 
     /// Receiver: a small control message back to the sender.
     pub(super) fn reply(&self, ctx: &mut Ctx, f: FlowId, msg: CreditMsg) {
-        let spec = ctx.flow(f);
-        let p = message(ctx, f, spec.dst, spec.src, msg, SMALL_BYTES, Lane::Control);
+        let p = to_sender(ctx, f, msg, SMALL_BYTES, Lane::Control);
         ctx.send(p);
     }
 
@@ -377,17 +376,8 @@ impl CreditProtocol {
         }
         let sent = s.next_new;
         h.stats.timeouts += 1;
-        let spec = ctx.flow(f);
         let status = CreditMsg::Status { sent };
-        let p = message(
-            ctx,
-            f,
-            spec.src,
-            spec.dst,
-            status,
-            SMALL_BYTES,
-            Lane::Control,
-        );
+        let p = to_receiver(ctx, f, status, SMALL_BYTES, Lane::Control);
         ctx.send(p);
         self.arm_rto(h, ctx, f);
     }

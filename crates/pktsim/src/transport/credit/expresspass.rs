@@ -19,10 +19,10 @@
 //! (jitter j = 0.1), which breaks the phase-locking of many synchronous
 //! credit streams.
 
-use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
+use super::wire::{to_receiver, to_sender, CreditMsg, Lane, CREDIT_BYTES};
 use super::{
-    CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
-    Design, Receiver, Sender, T_CREDIT,
+    CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, Design, Receiver,
+    Sender, T_CREDIT,
 };
 use crate::error::{Error, Result};
 use crate::packet::FlowId;
@@ -123,10 +123,7 @@ impl ExpressPassConfig {
 impl ProtocolConfig for ExpressPassConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
         let (xp, common) = self.params()?;
-        Ok(setup.run(CreditTransport::new(CreditProtocol::new(
-            Design::ExpressPass(xp),
-            common,
-        ))))
+        Ok(CreditProtocol::run(setup, Design::ExpressPass(xp), common))
     }
 }
 
@@ -237,9 +234,8 @@ impl CreditDesign for XpassParams {
 
     fn start_flow(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let n = h.send[p.slots.send(f)].n;
-        let spec = ctx.flow(f);
         let req = CreditMsg::Req { packets: n };
-        let m = message(ctx, f, spec.src, spec.dst, req, CREDIT_BYTES, Lane::Control);
+        let m = to_receiver(ctx, f, req, CREDIT_BYTES, Lane::Control);
         ctx.send(m);
     }
 
@@ -295,16 +291,7 @@ impl CreditDesign for XpassParams {
             return;
         }
         s.stop_sent = true;
-        let spec = ctx.flow(f);
-        let m = message(
-            ctx,
-            f,
-            spec.src,
-            spec.dst,
-            CreditMsg::Stop,
-            CREDIT_BYTES,
-            Lane::Control,
-        );
+        let m = to_receiver(ctx, f, CreditMsg::Stop, CREDIT_BYTES, Lane::Control);
         ctx.send(m);
     }
 
@@ -342,17 +329,8 @@ impl XpassParams {
         r.credits.seq += 1;
         let seq = r.credits.seq;
         let rate = r.credits.rate;
-        let spec = ctx.flow(f);
         let credit = CreditMsg::Credit { seq };
-        let m = message(
-            ctx,
-            f,
-            spec.dst,
-            spec.src,
-            credit,
-            CREDIT_BYTES,
-            Lane::Credit,
-        );
+        let m = to_sender(ctx, f, credit, CREDIT_BYTES, Lane::Credit);
         ctx.send(m);
         h.stats.credits_sent += 1;
         let at = now + p.gap(h, rate);

@@ -36,10 +36,10 @@
 //! packet is ordinary. A packet not answered within 1.25 RTT + 1 ms (and
 //! T_wait at most) is lost.
 
-use super::wire::{message, CreditMsg, Lane, CREDIT_BYTES};
+use super::wire::{to_receiver, to_sender, CreditMsg, Lane, CREDIT_BYTES};
 use super::{
-    CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, CreditTransport,
-    Design, Sender, Stats, T_EMU, T_SEND,
+    CreditCommon, CreditConfigCommon, CreditDesign, CreditHost, CreditProtocol, Design, Sender,
+    Stats, T_EMU, T_SEND,
 };
 use crate::error::{Error, Result};
 use crate::packet::{flags, FlowId};
@@ -133,10 +133,7 @@ impl FlashPassConfig {
 impl ProtocolConfig for FlashPassConfig {
     fn run<S: SimSetup>(&self, setup: S) -> Result<S::Output> {
         let (fp, common) = self.params()?;
-        Ok(setup.run(CreditTransport::new(CreditProtocol::new(
-            Design::FlashPass(fp),
-            common,
-        ))))
+        Ok(CreditProtocol::run(setup, Design::FlashPass(fp), common))
     }
 }
 
@@ -320,17 +317,8 @@ impl CreditDesign for FlashPassParams {
             return;
         };
         // One credit per surviving emulation packet, echoing T.
-        let spec = ctx.flow(f);
         let credit = CreditMsg::EchoCredit { sent, seq };
-        let m = message(
-            ctx,
-            f,
-            spec.dst,
-            spec.src,
-            credit,
-            CREDIT_BYTES,
-            Lane::Control,
-        );
+        let m = to_sender(ctx, f, credit, CREDIT_BYTES, Lane::Control);
         ctx.send(m);
         h.stats.credits_sent += 1;
     }
@@ -412,9 +400,8 @@ impl FlashPassParams {
         let expected = s.emu.ordinary_in_flight() as f64 * (1.0 - max_loss);
         let ordinary = !over || expected < s.uncovered() as f64;
         let seq = s.emu.note_sent(now, ordinary);
-        let spec = ctx.flow(f);
         let emu = CreditMsg::Emu { sent: now, seq };
-        let mut m = message(ctx, f, spec.src, spec.dst, emu, CREDIT_BYTES, Lane::Credit);
+        let mut m = to_receiver(ctx, f, emu, CREDIT_BYTES, Lane::Credit);
         if !ordinary {
             m.flags &= !flags::ECT;
             h.stats.emulation_overprovisioned += 1;

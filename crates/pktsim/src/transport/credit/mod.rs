@@ -42,7 +42,8 @@ use crate::error::{Error, Result};
 use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{parse_duration, Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
-use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
+use crate::transport::per_host::{FlowEnd, FlowSlots, HostProtocol, PerHost};
+use crate::transport::SimSetup;
 use serde::{Deserialize, Serialize};
 
 use datapath::{Receiver, Sender};
@@ -309,6 +310,12 @@ impl CreditProtocol {
         }
     }
 
+    /// Run `design` with the shared settings `common` over a setup: what
+    /// each design's [`ProtocolConfig::run`](crate::transport::ProtocolConfig::run) does once its table is valid.
+    fn run<S: SimSetup>(setup: S, design: Design, common: CreditCommon) -> S::Output {
+        setup.run(CreditTransport::new(CreditProtocol::new(design, common)))
+    }
+
     /// FlashPass' T_wait in this run (zero for ExpressPass).
     pub fn t_wait(&self) -> Duration {
         self.t_wait
@@ -429,23 +436,19 @@ impl HostProtocol for CreditProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if let Some(slot) = self.slots.send_slot_at(at, f) {
-            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
-                return;
-            };
-            s.state(out);
-            if self.common.aeolus_bdp.is_some() {
-                s.first.state(out);
+        match self.slots.end_at(at, f, &h.send, &h.recv) {
+            Some(FlowEnd::Sender(s)) if s.active => {
+                s.state(out);
+                if self.common.aeolus_bdp.is_some() {
+                    s.first.state(out);
+                }
+                with_design!(&self.design, d => d.sender_state(self, s, out));
             }
-            with_design!(&self.design, d => d.sender_state(self, s, out));
-        } else if let Some(r) = self
-            .slots
-            .recv_slot_at(at, f)
-            .and_then(|slot| h.recv.get(slot))
-            .filter(|r| r.started && !r.done)
-        {
-            r.state(out);
-            with_design!(&self.design, d => d.receiver_state(r, out));
+            Some(FlowEnd::Receiver(r)) if r.started && !r.done => {
+                r.state(out);
+                with_design!(&self.design, d => d.receiver_state(r, out));
+            }
+            _ => {}
         }
     }
 

@@ -3,6 +3,8 @@
 //! in [`Header::Ctrl`] (this module is the one place that knows how), and
 //! the packets that carry them.
 //!
+//! [`Header::Ctrl`]: crate::packet::Header::Ctrl
+//!
 //! | message | from → to | class | size |
 //! |---|---|---|---|
 //! | `Req` | sender → receiver | control | 84 |
@@ -22,7 +24,7 @@
 //! preamble and gap; Aeolus' 64 B probe and ACK).
 
 use crate::net::queue::credit_port::CREDIT_CLASS;
-use crate::packet::{flags, FlowId, Header, Message, NodeId, Packet};
+use crate::packet::{flags, FlowId, Message, NodeId, Packet};
 use crate::time::Time;
 use crate::transport::contract::Ctx;
 
@@ -118,8 +120,8 @@ const STATUS: u64 = u64::MAX;
 
 impl Message for CreditMsg {
     #[inline]
-    fn header(self) -> Header {
-        let (kind, a, b) = match self {
+    fn to_ctrl(self) -> (u8, u64, u32) {
+        match self {
             CreditMsg::Req { packets } => (REQ, packets as u64, 0),
             CreditMsg::Credit { seq } => (CREDIT, seq as u64, 0),
             CreditMsg::EchoCredit { sent, seq } => (ECHO_CREDIT, sent.ps(), seq),
@@ -140,15 +142,11 @@ impl Message for CreditMsg {
             CreditMsg::Nack { first, count } => (NACK, first as u64, count),
             CreditMsg::Done => (DONE, 0, 0),
             CreditMsg::Stop => (STOP, 0, 0),
-        };
-        Header::Ctrl { kind, a, b }
+        }
     }
 
     #[inline]
-    fn parse(h: &Header) -> Option<Self> {
-        let Header::Ctrl { kind, a, b } = *h else {
-            return None;
-        };
+    fn from_ctrl(kind: u8, a: u64, b: u32) -> Option<Self> {
         Some(match kind {
             REQ => CreditMsg::Req { packets: a as u32 },
             CREDIT => CreditMsg::Credit { seq: a as u32 },
@@ -196,9 +194,24 @@ pub enum Lane {
     Scheduled,
 }
 
+/// A message packet of flow `f` from its sender to its receiver.
+#[inline]
+pub fn to_receiver(ctx: &Ctx, f: FlowId, msg: CreditMsg, size: u32, lane: Lane) -> Packet {
+    let spec = ctx.flow(f);
+    message(ctx, f, spec.src, spec.dst, msg, size, lane)
+}
+
+/// A message packet of flow `f` from its receiver back to its sender.
+#[inline]
+pub fn to_sender(ctx: &Ctx, f: FlowId, msg: CreditMsg, size: u32, lane: Lane) -> Packet {
+    let spec = ctx.flow(f);
+    message(ctx, f, spec.dst, spec.src, msg, size, lane)
+}
+
 /// A message packet of flow `f` from `src` to `dst`: a control packet
 /// ([`Ctx::control_packet`]) in `lane`'s class, ECN-capable.
-pub fn message(
+#[inline]
+fn message(
     ctx: &Ctx,
     f: FlowId,
     src: NodeId,

@@ -24,7 +24,7 @@ use super::{ctrl, n_packets, RecvFlow, NO_FLOW};
 use crate::packet::{FlowId, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
-use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
+use crate::transport::per_host::{FlowEnd, FlowSlots, HostProtocol, PerHost};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -429,19 +429,20 @@ impl HostProtocol for EpochProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if let Some(slot) = self.slots.send_slot_at(at, f) {
-            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
-                return;
-            };
-            let scheduled = h.due.iter().filter(|d| d.0 .1 == f).count();
-            out("demand_packets", f64::from(s.remaining));
-            out("scheduled_packets", scheduled as f64);
-            out("acked_packets", f64::from(s.n_acked));
-        } else if let Some(r) = self.slots.recv_slot_at(at, f).and_then(|i| h.recv.get(i)) {
-            let got = r.received.count();
-            if got > 0 && got < r.received.len() {
-                out("received_packets", f64::from(got));
+        match self.slots.end_at(at, f, &h.send, &h.recv) {
+            Some(FlowEnd::Sender(s)) if s.active => {
+                let scheduled = h.due.iter().filter(|d| d.0 .1 == f).count();
+                out("demand_packets", f64::from(s.remaining));
+                out("scheduled_packets", scheduled as f64);
+                out("acked_packets", f64::from(s.n_acked));
             }
+            Some(FlowEnd::Receiver(r)) => {
+                let got = r.received.count();
+                if got > 0 && got < r.received.len() {
+                    out("received_packets", f64::from(got));
+                }
+            }
+            _ => {}
         }
     }
 

@@ -54,7 +54,7 @@ use crate::packet::{flags, FlowId, Header, Message, NodeId, Packet};
 use crate::time::{Duration, Time};
 use crate::transport::contract::{Ctx, Setup};
 use crate::transport::host::packet_bitmap::PacketBitmap;
-use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
+use crate::transport::per_host::{FlowEnd, FlowSlots, HostProtocol, PerHost};
 use fastpass_arbiter::{colour_edges, Allocator, Order};
 use mailbox::{Mailbox, MessageSeq};
 use reroute::KnownRoutes;
@@ -1001,28 +1001,29 @@ impl HostProtocol for FastpassProtocol {
         f: FlowId,
         out: &mut dyn FnMut(&'static str, f64),
     ) {
-        if let Some(slot) = self.slots.send_slot_at(at, f) {
-            let Some(s) = h.send.get(slot).filter(|s| s.active) else {
-                return;
-            };
-            let Some(dst) = self.slots.destination(f) else {
-                return;
-            };
-            out("demand_packets", f64::from(s.queued));
-            out("slots_used", f64::from(s.slots_used));
-            out("acked_packets", f64::from(s.n_acked));
-            if let Some(d) = h.ep.index.get(&dst.0).map(|&i| &h.ep.dests[i]) {
-                let pending = h.ep.slots.iter().filter(|r| r.0 .1 == dst.0).count();
-                out("dest_demand_slots", d.demand as f64);
-                out("dest_requested_slots", d.requested as f64);
-                out("dest_granted_slots", d.granted as f64);
-                out("dest_pending_slots", pending as f64);
+        match self.slots.end_at(at, f, &h.send, &h.recv) {
+            Some(FlowEnd::Sender(s)) if s.active => {
+                let Some(dst) = self.slots.destination(f) else {
+                    return;
+                };
+                out("demand_packets", f64::from(s.queued));
+                out("slots_used", f64::from(s.slots_used));
+                out("acked_packets", f64::from(s.n_acked));
+                if let Some(d) = h.ep.index.get(&dst.0).map(|&i| &h.ep.dests[i]) {
+                    let pending = h.ep.slots.iter().filter(|r| r.0 .1 == dst.0).count();
+                    out("dest_demand_slots", d.demand as f64);
+                    out("dest_requested_slots", d.requested as f64);
+                    out("dest_granted_slots", d.granted as f64);
+                    out("dest_pending_slots", pending as f64);
+                }
             }
-        } else if let Some(r) = self.slots.recv_slot_at(at, f).and_then(|i| h.recv.get(i)) {
-            let got = r.received.count();
-            if got > 0 && got < r.received.len() {
-                out("received_packets", f64::from(got));
+            Some(FlowEnd::Receiver(r)) => {
+                let got = r.received.count();
+                if got > 0 && got < r.received.len() {
+                    out("received_packets", f64::from(got));
+                }
             }
+            _ => {}
         }
     }
 

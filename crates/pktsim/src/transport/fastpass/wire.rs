@@ -5,8 +5,10 @@
 //! Requests, allocations and schedules name an entry of the run's
 //! mailbox (`mailbox.rs`) by its sequence number at the sending host. [`Header::Ctrl`] carries them; this module is the one
 //! place that knows how.
+//!
+//! [`Header::Ctrl`]: crate::packet::Header::Ctrl
 
-use crate::packet::{Header, Message};
+use crate::packet::Message;
 
 /// One message of the arbiter model ([`super::Fastpass`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,22 +48,18 @@ const DATA_ACK: u8 = 4;
 
 impl Message for FcpMsg {
     #[inline]
-    fn header(self) -> Header {
-        let (kind, a) = match self {
-            FcpMsg::Req { seq } => (REQ, seq),
-            FcpMsg::ReqAck { seq } => (REQ_ACK, seq),
-            FcpMsg::Alloc { seq } => (ALLOC, seq),
-            FcpMsg::Data { pkt } => (DATA, pkt as u64),
-            FcpMsg::DataAck { pkt } => (DATA_ACK, pkt as u64),
-        };
-        Header::Ctrl { kind, a, b: 0 }
+    fn to_ctrl(self) -> (u8, u64, u32) {
+        match self {
+            FcpMsg::Req { seq } => (REQ, seq, 0),
+            FcpMsg::ReqAck { seq } => (REQ_ACK, seq, 0),
+            FcpMsg::Alloc { seq } => (ALLOC, seq, 0),
+            FcpMsg::Data { pkt } => (DATA, pkt as u64, 0),
+            FcpMsg::DataAck { pkt } => (DATA_ACK, pkt as u64, 0),
+        }
     }
 
     #[inline]
-    fn parse(h: &Header) -> Option<Self> {
-        let Header::Ctrl { kind, a, .. } = *h else {
-            return None;
-        };
+    fn from_ctrl(kind: u8, a: u64, _: u32) -> Option<Self> {
         Some(match kind {
             REQ => FcpMsg::Req { seq: a },
             REQ_ACK => FcpMsg::ReqAck { seq: a },
@@ -108,21 +106,17 @@ const E_DATA_ACK: u8 = 3;
 
 impl Message for EpochMsg {
     #[inline]
-    fn header(self) -> Header {
-        let (kind, a, b) = match self {
+    fn to_ctrl(self) -> (u8, u64, u32) {
+        match self {
             EpochMsg::Rts { remaining, done } => (E_RTS, remaining as u64, done as u32),
             EpochMsg::Schedule { seq } => (E_SCHEDULE, seq, 0),
             EpochMsg::Data { pkt } => (E_DATA, pkt as u64, 0),
             EpochMsg::DataAck { pkt } => (E_DATA_ACK, pkt as u64, 0),
-        };
-        Header::Ctrl { kind, a, b }
+        }
     }
 
     #[inline]
-    fn parse(h: &Header) -> Option<Self> {
-        let Header::Ctrl { kind, a, b } = *h else {
-            return None;
-        };
+    fn from_ctrl(kind: u8, a: u64, b: u32) -> Option<Self> {
         Some(match kind {
             E_RTS => EpochMsg::Rts {
                 remaining: a as u32,

@@ -2,8 +2,10 @@
 //! receiver's tokens, data sent for a token, and the final ACK. Each is a
 //! variant with its fields; [`Header::Ctrl`] carries them, and this module
 //! is the one place that knows how.
+//!
+//! [`Header::Ctrl`]: crate::packet::Header::Ctrl
 
-use crate::packet::{Header, Message};
+use crate::packet::Message;
 
 /// One pHost message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +44,8 @@ const ACK: u8 = 3;
 
 impl Message for PhostMsg {
     #[inline]
-    fn header(self) -> Header {
-        let (kind, a, b) = match self {
+    fn to_ctrl(self) -> (u8, u64, u32) {
+        match self {
             PhostMsg::Rts { packets } => (RTS, packets as u64, 0),
             PhostMsg::Token {
                 pkt,
@@ -52,15 +54,11 @@ impl Message for PhostMsg {
             } => (TOKEN, (seq as u64) << 32 | pkt as u64, remaining),
             PhostMsg::Data { pkt, seq } => (DATA, pkt as u64, seq),
             PhostMsg::Ack => (ACK, 0, 0),
-        };
-        Header::Ctrl { kind, a, b }
+        }
     }
 
     #[inline]
-    fn parse(h: &Header) -> Option<Self> {
-        let Header::Ctrl { kind, a, b } = *h else {
-            return None;
-        };
+    fn from_ctrl(kind: u8, a: u64, b: u32) -> Option<Self> {
         Some(match kind {
             RTS => PhostMsg::Rts { packets: a as u32 },
             TOKEN => PhostMsg::Token {
@@ -82,6 +80,7 @@ impl Message for PhostMsg {
 mod tests {
     use super::*;
     use crate::packet::header::assert_round_trips;
+    use crate::packet::Header;
 
     #[test]
     fn every_message_survives_its_header_and_fits_sixteen_bytes() {
