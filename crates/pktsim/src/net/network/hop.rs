@@ -94,13 +94,14 @@ impl Network {
             self.start_transmission(pid, pkt, now, ev);
             return;
         }
-        let before = port.queue.bytes();
+        // A shared buffer's occupancy follows the queue's bytes; a port
+        // without one (most) reads them only for its own record.
+        let before = port.pool.map(|_| port.queue.bytes());
         let marked = port.queue.enqueue(*pkt, now, limit, &mut self.drops);
-        let after = port.queue.bytes();
         let traced = self.trace.is_some();
         port.note_size();
-        if let Some(pool) = port.pool {
-            self.pools[pool as usize].adjust(before, after);
+        if let (Some(pool), Some(before)) = (port.pool, before) {
+            self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
         self.records.counters.ecn_marked += marked as u64;
         port.stats.ecn_marked += marked as u64;
@@ -279,9 +280,9 @@ impl Network {
             return;
         }
         port.touch(now);
-        let before = port.queue.bytes();
+        let before = port.pool.map(|_| port.queue.bytes());
         let got = port.queue.poll(now, &mut self.drops);
-        if let Some(pool) = port.pool {
+        if let (Some(pool), Some(before)) = (port.pool, before) {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
         match got {
