@@ -426,8 +426,13 @@ impl Network {
         // The receiving side's inbox, not the sending port's state.
         let inbox = &mut self.inboxes[pid.idx()];
         let node = inbox.to();
+        let cut_through = inbox.cut_through();
+        // Copied once, from the inbox's head into this slot, before the
+        // head is let go (`LinkInbox::pop_head`): taken out as an
+        // `Option<Packet>`, it went through a temporary first.
+        let &(_, mut pkt) = inbox.head()?;
+        inbox.pop_head(pid, ev);
         if node.0 < self.n_hosts {
-            let pkt = inbox.take_head(pid, ev)?;
             if pkt.hops >= LOST_MARK {
                 self.lost_on_arrival(pid, &pkt, now);
                 return None;
@@ -439,8 +444,6 @@ impl Network {
             }
             return Some(pkt);
         }
-        let cut_through = inbox.cut_through();
-        let mut pkt = inbox.take_head(pid, ev)?;
         if self.tracing() && pkt.hops < LOST_MARK {
             self.trace_row(now, node, TraceEvent::Arrive, Some(pid), &pkt, None, None);
         }
