@@ -10,7 +10,7 @@ impl Network {
     #[inline]
     pub fn send<E: From<NetEvent> + Copy>(
         &mut self,
-        pkt: Packet,
+        mut pkt: Packet,
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
@@ -24,7 +24,7 @@ impl Network {
             }
         }
         let nic = self.nic(pkt.src);
-        let mut pkt = pkt;
+        // Offered from the argument's own slot, not a copy of it.
         self.offer_in_place(nic, &mut pkt, now, ev, Offer::FIRST);
     }
 
@@ -286,7 +286,9 @@ impl Network {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
         match got {
-            Dequeue::Packet(pkt) => self.start_transmission(pid, &pkt, now, ev),
+            // By reference: binding the packet by value copied it out of
+            // `got` into a slot of its own first.
+            Dequeue::Packet(ref pkt) => self.start_transmission(pid, pkt, now, ev),
             Dequeue::NotBefore(t) => {
                 // A rate limit holds the head back: come back then.
                 let port = &mut self.ports[pid.idx()];
