@@ -558,6 +558,13 @@ impl Queue {
         }
     }
 
+    /// Bytes and packets held, by one dispatch (a port reads both at
+    /// every touch and after every change).
+    #[inline]
+    pub fn counts(&self) -> (u64, usize) {
+        dispatch_hot!(self, q => (q.bytes(), q.len()), (self.bytes_boxed(), self.len_boxed()))
+    }
+
     /// The variants behind a box (they hold a `Queue` inside): the dispatch
     /// through them recurses, which would stop the compiler from inlining
     /// the per-packet calls, so they get a call of their own.
