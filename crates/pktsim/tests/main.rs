@@ -28,6 +28,7 @@ mod tcp_tap;
 mod timeseries;
 mod timeseries_designs;
 mod toy_cc;
+mod toy_queue;
 mod transport_contract;
 mod validation;
 mod validation_dctcp;

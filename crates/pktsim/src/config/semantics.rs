@@ -33,6 +33,10 @@ enum Kind {
     Aifo,
     Vertigo,
     CreditPort,
+    /// A discipline registered from outside the library: no protocol's
+    /// row names it, so it suits the rows that ask only "not a credit
+    /// port" (and runs under the others with `allow_mismatch`).
+    Custom,
 }
 
 impl Kind {
@@ -47,6 +51,7 @@ impl Kind {
             QueueConfig::Vertigo { .. } => Kind::Vertigo,
             QueueConfig::CreditPort { .. } => Kind::CreditPort,
             QueueConfig::RateLimited { inner, .. } => Kind::of(inner),
+            QueueConfig::Custom { .. } => Kind::Custom,
         }
     }
 
@@ -61,12 +66,14 @@ impl Kind {
             Kind::Aifo => "aifo",
             Kind::Vertigo => "vertigo",
             Kind::CreditPort => "credit_port",
+            Kind::Custom => "custom",
         }
     }
 }
 
 /// Whether a queue marks ECN CE (an `ecn` queue, or a threshold given to
-/// a priority, AIFO or Vertigo queue).
+/// a priority, AIFO or Vertigo queue). A custom discipline is taken not
+/// to: its config says nothing of marks.
 fn marks_ecn(q: &QueueConfig) -> bool {
     match q {
         QueueConfig::Ecn { .. } => true,

@@ -87,7 +87,7 @@ impl EagerFifo {
             Some(&(t, _)) => self.head_leaves = t,
             None => {
                 self.head_leaves = Time::MAX;
-                // Back to the ring's start (see `LinkInbox::take_head`).
+                // Back to the ring's start (see `LinkInbox::pop_head`).
                 self.waiting.clear();
             }
         }

@@ -182,7 +182,8 @@ impl LinkInbox {
         was_empty
     }
 
-    /// Take the head packet, which has arrived, and schedule the next one's
+    /// Let go of the head packet, which has arrived and which the caller
+    /// has copied out of [`LinkInbox::head`], and schedule the next one's
     /// arrival for the receiving node (`link` names the event), moving it
     /// into the head's place; with no packet behind it, move the ring
     /// back to its start. A ring that kept going round would cycle through
@@ -190,19 +191,34 @@ impl LinkInbox {
     /// again; one that restarts when empty reuses the same few, still
     /// cached.
     #[inline(always)]
-    pub(crate) fn take_head<E: From<NetEvent> + Copy>(
+    pub(crate) fn pop_head<E: From<NetEvent> + Copy>(
+        &mut self,
+        link: PortId,
+        ev: &mut EventQueue<E>,
+    ) {
+        match self.rest.pop_front() {
+            Some(next) => {
+                NetEvent::Arrive(link).schedule_for(self.to, next.0, ev);
+                self.head = Some(next);
+                if self.rest.is_empty() {
+                    self.rest.clear();
+                }
+            }
+            None => self.head = None,
+        }
+    }
+
+    /// The head packet, taken: [`LinkInbox::head`] then
+    /// [`LinkInbox::pop_head`] (the hop does the two itself, copying the
+    /// packet straight into its own slot).
+    #[cfg(test)]
+    fn take_head<E: From<NetEvent> + Copy>(
         &mut self,
         link: PortId,
         ev: &mut EventQueue<E>,
     ) -> Option<Packet> {
-        let (_, pkt) = self.head.take()?;
-        if let Some(next) = self.rest.pop_front() {
-            NetEvent::Arrive(link).schedule_for(self.to, next.0, ev);
-            self.head = Some(next);
-            if self.rest.is_empty() {
-                self.rest.clear();
-            }
-        }
+        let pkt = self.head.as_ref()?.1;
+        self.pop_head(link, ev);
         Some(pkt)
     }
 

@@ -10,7 +10,7 @@ impl Network {
     #[inline]
     pub fn send<E: From<NetEvent> + Copy>(
         &mut self,
-        pkt: Packet,
+        mut pkt: Packet,
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
@@ -24,7 +24,8 @@ impl Network {
             }
         }
         let nic = self.nic(pkt.src);
-        self.enqueue(nic, pkt, now, ev);
+        // Offered from the argument's own slot, not a copy of it.
+        self.offer_in_place(nic, &mut pkt, now, ev, Offer::FIRST);
     }
 
     /// Offer a packet to a port's queue and start transmitting if idle.
@@ -32,19 +33,39 @@ impl Network {
     pub fn enqueue<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
-        pkt: Packet,
+        mut pkt: Packet,
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
-        self.enqueue_offer(pid, pkt, now, ev, Offer::FIRST);
+        self.offer_in_place(pid, &mut pkt, now, ev, Offer::FIRST);
     }
 
     /// [`Network::enqueue`] for a first or a second offer.
-    #[inline(always)]
+    #[inline]
     pub(super) fn enqueue_offer<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
-        pkt: Packet,
+        mut pkt: Packet,
+        now: Time,
+        ev: &mut EventQueue<E>,
+        offer: Offer,
+    ) {
+        self.offer_in_place(pid, &mut pkt, now, ev, offer);
+    }
+
+    /// [`Network::enqueue_offer`] of the packet in the caller's slot (an
+    /// eager port may mark it there). The hop's callers hold the packet
+    /// in a slot of their own already (taken from a link's inbox, or
+    /// handed over by a transport): offered by reference, an eager port
+    /// copies it once, from that slot into the next link's inbox. Offered
+    /// by value, the compiler kept a second slot for the argument of this
+    /// inlined function and copied the 64 bytes between the two on every
+    /// hop (BENCHMARKS.md, "The queue base again").
+    #[inline(always)]
+    pub(super) fn offer_in_place<E: From<NetEvent> + Copy>(
+        &mut self,
+        pid: PortId,
+        pkt: &mut Packet,
         now: Time,
         ev: &mut EventQueue<E>,
         offer: Offer,
@@ -60,7 +81,7 @@ impl Network {
             && !port.tx_pending
             && port.pool.is_none()
             && port.queue.is_empty_pass_through()
-            && Self::port_admits(port, &pkt, limit)
+            && Self::port_admits(port, pkt, limit)
         {
             // An idle port with an empty queue that would take the packet
             // and hand it straight back: send it without the round trip
@@ -68,23 +89,24 @@ impl Network {
             port.note_size_with(pkt.size);
             if self.trace.is_some() {
                 let (node, q) = (port.owner, TraceEvent::Enqueue);
-                self.trace_row(now, node, q, Some(pid), &pkt, Some(0), None);
+                self.trace_row(now, node, q, Some(pid), pkt, Some(0), None);
             }
             self.start_transmission(pid, pkt, now, ev);
             return;
         }
-        let before = port.queue.bytes();
-        let marked = port.queue.enqueue(pkt, now, limit, &mut self.drops);
-        let after = port.queue.bytes();
+        // A shared buffer's occupancy follows the queue's bytes; a port
+        // without one (most) reads them only for its own record.
+        let before = port.pool.map(|_| port.queue.bytes());
+        let marked = port.queue.enqueue(*pkt, now, limit, &mut self.drops);
         let traced = self.trace.is_some();
         port.note_size();
-        if let Some(pool) = port.pool {
-            self.pools[pool as usize].adjust(before, after);
+        if let (Some(pool), Some(before)) = (port.pool, before) {
+            self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
         self.records.counters.ecn_marked += marked as u64;
         port.stats.ecn_marked += marked as u64;
         if traced {
-            self.trace_offer(pid, &pkt, now, marked);
+            self.trace_offer(pid, pkt, now, marked);
         }
         if !self.drops.is_empty() {
             self.account_drops(pid, now, ev, offer);
@@ -98,17 +120,17 @@ impl Network {
     pub(super) fn enqueue_eager<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
-        mut pkt: Packet,
+        pkt: &mut Packet,
         now: Time,
         ev: &mut EventQueue<E>,
         offer: Offer,
     ) {
-        let next_tx = self.next_tx(pid, &pkt);
+        let next_tx = self.next_tx(pid, pkt);
         let port = &mut self.ports[pid.idx()];
         let limit = Self::offer_limit(port, &self.pools, offer);
-        if !Self::port_admits(port, &pkt, limit) {
+        if !Self::port_admits(port, pkt, limit) {
             let node = port.owner;
-            self.refuse(node, pid, pkt, DropReason::BufferFull, now, ev, offer);
+            self.refuse(node, pid, *pkt, DropReason::BufferFull, now, ev, offer);
             return;
         }
         let Some(fifo) = port.fifo.as_mut() else {
@@ -116,7 +138,7 @@ impl Network {
         };
         let mut marked = false;
         if let Some(k) = fifo.ecn {
-            if k.apply(&mut pkt, fifo.len(), fifo.bytes) {
+            if k.apply(pkt, fifo.len(), fifo.bytes) {
                 self.records.counters.ecn_marked += 1;
                 port.stats.ecn_marked += 1;
                 marked = true;
@@ -132,7 +154,7 @@ impl Network {
         Self::transmit(
             port,
             inbox,
-            &pkt,
+            pkt,
             leaves,
             next_tx,
             ev,
@@ -144,7 +166,7 @@ impl Network {
         if self.tracing() {
             let port = &self.ports[pid.idx()];
             let (node, queued) = (port.owner, port.queued_bytes());
-            self.trace_eager(node, pid, &pkt, now, queued, marked, leaves);
+            self.trace_eager(node, pid, pkt, now, queued, marked, leaves);
         }
     }
 
@@ -258,13 +280,15 @@ impl Network {
             return;
         }
         port.touch(now);
-        let before = port.queue.bytes();
+        let before = port.pool.map(|_| port.queue.bytes());
         let got = port.queue.poll(now, &mut self.drops);
-        if let Some(pool) = port.pool {
+        if let (Some(pool), Some(before)) = (port.pool, before) {
             self.pools[pool as usize].adjust(before, port.queue.bytes());
         }
         match got {
-            Dequeue::Packet(pkt) => self.start_transmission(pid, pkt, now, ev),
+            // By reference: binding the packet by value copied it out of
+            // `got` into a slot of its own first.
+            Dequeue::Packet(ref pkt) => self.start_transmission(pid, pkt, now, ev),
             Dequeue::NotBefore(t) => {
                 // A rate limit holds the head back: come back then.
                 let port = &mut self.ports[pid.idx()];
@@ -288,15 +312,15 @@ impl Network {
     pub(super) fn start_transmission<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
-        pkt: Packet,
+        pkt: &Packet,
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
-        let next_tx = self.next_tx(pid, &pkt);
+        let next_tx = self.next_tx(pid, pkt);
         if self.tracing() {
             let owner = self.ports[pid.idx()].owner;
             let d = TraceEvent::Dequeue;
-            self.trace_row(now.max(pkt.ready_at), owner, d, Some(pid), &pkt, None, None);
+            self.trace_row(now.max(pkt.ready_at), owner, d, Some(pid), pkt, None, None);
         }
         let port = &mut self.ports[pid.idx()];
         let owner = port.owner;
@@ -304,7 +328,7 @@ impl Network {
         Self::transmit(
             port,
             inbox,
-            &pkt,
+            pkt,
             now,
             next_tx,
             ev,
@@ -320,7 +344,7 @@ impl Network {
             NetEvent::TxDone(pid).schedule_for(owner, end, ev);
         }
         if owner.0 < self.n_hosts {
-            self.nic_sent(owner, &pkt, now, end, more, ev);
+            self.nic_sent(owner, pkt, now, end, more, ev);
         }
     }
 
@@ -404,8 +428,13 @@ impl Network {
         // The receiving side's inbox, not the sending port's state.
         let inbox = &mut self.inboxes[pid.idx()];
         let node = inbox.to();
+        let cut_through = inbox.cut_through();
+        // Copied once, from the inbox's head into this slot, before the
+        // head is let go (`LinkInbox::pop_head`): taken out as an
+        // `Option<Packet>`, it went through a temporary first.
+        let &(_, mut pkt) = inbox.head()?;
+        inbox.pop_head(pid, ev);
         if node.0 < self.n_hosts {
-            let pkt = inbox.take_head(pid, ev)?;
             if pkt.hops >= LOST_MARK {
                 self.lost_on_arrival(pid, &pkt, now);
                 return None;
@@ -417,8 +446,6 @@ impl Network {
             }
             return Some(pkt);
         }
-        let cut_through = inbox.cut_through();
-        let mut pkt = inbox.take_head(pid, ev)?;
         if self.tracing() && pkt.hops < LOST_MARK {
             self.trace_row(now, node, TraceEvent::Arrive, Some(pid), &pkt, None, None);
         }
@@ -438,7 +465,7 @@ impl Network {
             let out = self.ports[egress.idx()].tx_time(pkt.size);
             pkt.ready_at = Time(pkt.ready_at.ps().saturating_sub(out.ps()));
         }
-        self.enqueue(egress, pkt, now, ev);
+        self.offer_in_place(egress, &mut pkt, now, ev, Offer::FIRST);
         None
     }
 

@@ -76,7 +76,7 @@ impl RankWindow {
 #[derive(Debug)]
 pub struct AifoQueue {
     pkts: VecDeque<Packet>,
-    held: Held,
+    held: Held<Option<EcnThreshold>>,
     window: RankWindow,
     /// Burst allowance k in [0, 1].
     k: f64,

@@ -2,9 +2,9 @@
 //! when packets have waited longer than `target` for at least `interval`,
 //! then drops ever faster (next drop `interval/√count` later) until the
 //! sojourn time falls below `target` again. The physical buffer still
-//! tail-drops when full.
+//! tail-drops when full ([`Held`]'s rule); CoDel itself does not mark.
 
-use super::{Discipline, Drops};
+use super::{Discipline, Drops, Held};
 use crate::metrics::DropReason;
 use crate::packet::Packet;
 use crate::time::{Duration, Time};
@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 pub struct CodelQueue {
     /// Packets with their enqueue times.
     q: VecDeque<(Time, Packet)>,
-    bytes: u64,
+    held: Held,
     target: Duration,
     interval: Duration,
     /// Largest packet seen (RFC 8289's `maxpacket`, one MTU).
@@ -34,7 +34,7 @@ impl CodelQueue {
     pub fn new(target: Duration, interval: Duration) -> Self {
         CodelQueue {
             q: VecDeque::with_capacity(16),
-            bytes: 0,
+            held: Held::unmarked(),
             target,
             interval,
             max_packet: 0,
@@ -48,7 +48,7 @@ impl CodelQueue {
 
     fn pop(&mut self) -> Option<(Time, Packet)> {
         let e = self.q.pop_front()?;
-        self.bytes -= e.1.size as u64;
+        self.held.remove(&e.1);
         Some(e)
     }
 
@@ -59,7 +59,7 @@ impl CodelQueue {
             return (None, false);
         };
         let sojourn = now - at;
-        if sojourn < self.target || self.bytes <= self.max_packet {
+        if sojourn < self.target || self.held.bytes() <= self.max_packet {
             // Below target, or less than one MTU left: no standing queue.
             self.first_above = None;
             return (Some(p), false);
@@ -81,15 +81,15 @@ impl CodelQueue {
 }
 
 impl Discipline for CodelQueue {
-    fn enqueue(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
-        if self.bytes + pkt.size as u64 > limit {
+    fn enqueue(&mut self, mut pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
+        if !self.held.fits(&pkt, limit) {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }
         self.max_packet = self.max_packet.max(pkt.size as u64);
-        self.bytes += pkt.size as u64;
+        let marked = self.held.admit(&mut pkt);
         self.q.push_back((now, pkt));
-        0
+        marked
     }
 
     fn dequeue(&mut self, now: Time, drops: &mut Drops) -> Option<Packet> {
@@ -135,15 +135,15 @@ impl Discipline for CodelQueue {
     }
 
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.held.bytes()
     }
 
     fn len(&self) -> usize {
-        self.q.len()
+        self.held.len()
     }
 
     fn drain(&mut self) -> Vec<Packet> {
-        self.bytes = 0;
+        self.held.clear();
         self.q.drain(..).map(|(_, p)| p).collect()
     }
 }

@@ -23,7 +23,7 @@
 //! emulation packets): the RED/ECN single-threshold realisation of both
 //! papers, where a mark on an ECT packet is ignored.
 
-use super::{Dequeue, Discipline, Drops, TokenBucket};
+use super::{Dequeue, Discipline, Drops, Held, TokenBucket};
 use crate::metrics::DropReason;
 use crate::packet::{flags, Packet};
 use crate::time::{Rate, Time};
@@ -53,9 +53,11 @@ pub struct CreditPort {
     data: VecDeque<Packet>,
     bucket: TokenBucket,
     params: CreditPortParams,
-    /// Bytes in `ctrl` and `data` (the port's byte budget).
-    budget_bytes: u64,
-    credit_bytes: u64,
+    /// What `ctrl` and `data` hold: they share the port's byte budget,
+    /// drop-tail.
+    budget: Held,
+    /// What `credit` holds: bounded in packets, not bytes.
+    credits: Held,
 }
 
 impl CreditPort {
@@ -67,8 +69,8 @@ impl CreditPort {
             data: VecDeque::with_capacity(16),
             bucket: TokenBucket::new(params.credit_rate, params.credit_burst_bytes),
             params,
-            budget_bytes: 0,
-            credit_bytes: 0,
+            budget: Held::unmarked(),
+            credits: Held::unmarked(),
         }
     }
 
@@ -80,7 +82,7 @@ impl CreditPort {
     #[inline]
     fn take_credit(&mut self, now: Time) -> Packet {
         let p = self.credit.pop_front().expect("caller checked");
-        self.credit_bytes -= p.size as u64;
+        self.credits.remove(&p);
         self.bucket.charge(now, p.size as u64);
         p
     }
@@ -88,31 +90,31 @@ impl CreditPort {
 
 impl Discipline for CreditPort {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
+    fn enqueue(&mut self, mut pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
         if pkt.class == CREDIT_CLASS {
-            if self.credit.len() >= self.params.credit_packets as usize {
+            if self.credits.len() >= self.params.credit_packets as usize {
                 drops.push((pkt, DropReason::BufferFull));
-            } else if self.selectively_dropped(&pkt, self.credit.len()) {
+            } else if self.selectively_dropped(&pkt, self.credits.len()) {
                 drops.push((pkt, DropReason::Protocol));
             } else {
-                self.credit_bytes += pkt.size as u64;
+                self.credits.admit(&mut pkt);
                 self.credit.push_back(pkt);
             }
             return 0;
         }
-        if self.budget_bytes + pkt.size as u64 > limit {
+        if !self.budget.fits(&pkt, limit) {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }
         if pkt.class == 0 {
+            self.budget.admit(&mut pkt);
             self.ctrl.push_back(pkt);
         } else if self.selectively_dropped(&pkt, self.data.len()) {
             drops.push((pkt, DropReason::Protocol));
-            return 0;
         } else {
+            self.budget.admit(&mut pkt);
             self.data.push_back(pkt);
         }
-        self.budget_bytes += pkt.size as u64;
         0
     }
 
@@ -133,7 +135,7 @@ impl Discipline for CreditPort {
     #[inline]
     fn poll(&mut self, now: Time, _drops: &mut Drops) -> Dequeue {
         if let Some(p) = self.ctrl.pop_front() {
-            self.budget_bytes -= p.size as u64;
+            self.budget.remove(&p);
             return Dequeue::Packet(p);
         }
         let credit_at = if self.credit.is_empty() {
@@ -145,7 +147,7 @@ impl Discipline for CreditPort {
             return Dequeue::Packet(self.take_credit(now));
         }
         if let Some(p) = self.data.pop_front() {
-            self.budget_bytes -= p.size as u64;
+            self.budget.remove(&p);
             return Dequeue::Packet(p);
         }
         match credit_at {
@@ -156,9 +158,9 @@ impl Discipline for CreditPort {
 
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         if pkt.class == CREDIT_CLASS {
-            self.credit.len() < self.params.credit_packets as usize
+            self.credits.len() < self.params.credit_packets as usize
         } else {
-            self.budget_bytes + pkt.size as u64 <= limit
+            self.budget.fits(pkt, limit)
         }
     }
     /// Control first, then credits, then data.
@@ -166,14 +168,14 @@ impl Discipline for CreditPort {
         true
     }
     fn bytes(&self) -> u64 {
-        self.budget_bytes + self.credit_bytes
+        self.budget.bytes() + self.credits.bytes()
     }
     fn len(&self) -> usize {
-        self.ctrl.len() + self.credit.len() + self.data.len()
+        self.budget.len() + self.credits.len()
     }
     fn drain(&mut self) -> Vec<Packet> {
-        self.budget_bytes = 0;
-        self.credit_bytes = 0;
+        self.budget.clear();
+        self.credits.clear();
         let mut out: Vec<Packet> = self.ctrl.drain(..).collect();
         out.extend(self.credit.drain(..));
         out.extend(self.data.drain(..));

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct FifoQueue {
     classes: Vec<VecDeque<Packet>>,
-    held: Held,
+    held: Held<Option<EcnThreshold>>,
 }
 
 impl FifoQueue {

@@ -7,21 +7,64 @@
 use super::{fits, EcnThreshold};
 use crate::packet::Packet;
 
-/// A discipline's occupancy, its ECN threshold and its admission rule.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Held {
-    bytes: u64,
-    len: usize,
-    ecn: Option<EcnThreshold>,
+/// How a [`Held`] marks what it admits. A discipline that never marks
+/// holds [`Unmarked`], which takes no room and leaves no test on the
+/// per-packet path (pFabric's queue is a `Queue` variant of its own size,
+/// and its enqueue is inlined into the hop); an ECN-capable one holds an
+/// `Option<EcnThreshold>`, set or not by its config.
+pub trait Marking: Copy + std::fmt::Debug + Default {
+    /// Mark `pkt` (or not) for the occupancy it finds on arrival; returns
+    /// the number of packets marked (0 or 1).
+    fn mark(&self, pkt: &mut Packet, queued_packets: usize, queued_bytes: u64) -> u32;
 }
 
-impl Held {
-    /// Nothing held; arrivals are marked above `ecn` (if any).
-    pub fn new(ecn: Option<EcnThreshold>) -> Self {
+/// Never marks: the counts and the admission rule alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unmarked;
+
+impl Marking for Unmarked {
+    #[inline(always)]
+    fn mark(&self, _pkt: &mut Packet, _queued_packets: usize, _queued_bytes: u64) -> u32 {
+        0
+    }
+}
+
+/// DCTCP's rule when a threshold is set: marked on arrival above K.
+impl Marking for Option<EcnThreshold> {
+    #[inline(always)]
+    fn mark(&self, pkt: &mut Packet, queued_packets: usize, queued_bytes: u64) -> u32 {
+        match self {
+            Some(k) => k.apply(pkt, queued_packets, queued_bytes) as u32,
+            None => 0,
+        }
+    }
+}
+
+/// A discipline's occupancy, its ECN marking ([`Marking`]: none by
+/// default) and its admission rule.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Held<M: Marking = Unmarked> {
+    bytes: u64,
+    len: usize,
+    marking: M,
+}
+
+impl Held<Unmarked> {
+    /// Nothing held; nothing is ever marked.
+    #[inline]
+    pub fn unmarked() -> Self {
+        Held::default()
+    }
+}
+
+impl<M: Marking> Held<M> {
+    /// Nothing held; arrivals are marked by `marking` (for ECN, above its
+    /// threshold if it has one).
+    pub fn new(marking: M) -> Self {
         Held {
             bytes: 0,
             len: 0,
-            ecn,
+            marking,
         }
     }
 
@@ -38,10 +81,7 @@ impl Held {
     /// before storing it. Returns the number of packets marked (0 or 1).
     #[inline]
     pub fn admit(&mut self, pkt: &mut Packet) -> u32 {
-        let marked = match self.ecn {
-            Some(k) => k.apply(pkt, self.len, self.bytes) as u32,
-            None => 0,
-        };
+        let marked = self.marking.mark(pkt, self.len, self.bytes);
         self.bytes += pkt.size as u64;
         self.len += 1;
         marked
@@ -55,6 +95,7 @@ impl Held {
     }
 
     /// Everything left (a drain).
+    #[inline]
     pub fn clear(&mut self) {
         self.bytes = 0;
         self.len = 0;
@@ -103,5 +144,19 @@ mod tests {
         assert_eq!((h.bytes(), h.len()), (2000, 2));
         h.clear();
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn an_unmarked_held_never_marks_and_costs_only_its_counts() {
+        let mut h = Held::unmarked();
+        let mut p = Packet::test_data(0, 1000, 0);
+        p.flags |= flags::ECT;
+        for _ in 0..3 {
+            assert_eq!(h.admit(&mut p), 0);
+        }
+        assert!(!p.has(flags::CE));
+        assert_eq!((h.bytes(), h.len()), (3000, 3));
+        assert_eq!(std::mem::size_of::<Held>(), 16);
+        assert_eq!(std::mem::size_of::<Held<Option<EcnThreshold>>>(), 32);
     }
 }

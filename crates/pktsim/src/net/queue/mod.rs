@@ -20,6 +20,7 @@
 pub mod aifo;
 pub mod codel;
 pub mod credit_port;
+pub mod custom;
 pub mod ecn;
 pub mod fifo;
 pub mod held;
@@ -37,9 +38,10 @@ use crate::time::{parse_duration, parse_rate, Duration, Rate, Time};
 pub use aifo::AifoQueue;
 pub use codel::CodelQueue;
 pub use credit_port::{CreditPort, CreditPortParams};
+pub use custom::{register, CustomQueue};
 pub use ecn::EcnThreshold;
 pub use fifo::FifoQueue;
-pub use held::Held;
+pub use held::{Held, Marking, Unmarked};
 pub use link_down::LinkDownQueue;
 pub use notice_lane::NoticeLane;
 pub use pfabric::PfabricQueue;
@@ -210,6 +212,12 @@ pub enum QueueConfig {
         #[serde(default = "d_selective_drop")]
         selective_drop_packets: u32,
     },
+    /// A discipline defined outside the library and registered under
+    /// `name` by the program that runs the config (see [`custom`]).
+    Custom {
+        /// The name it was registered under ([`register`]).
+        name: String,
+    },
 }
 
 fn d_aifo_window() -> u32 {
@@ -261,6 +269,21 @@ impl QueueConfig {
     pub fn validate(&self, field: &str) -> crate::Result<()> {
         match self {
             QueueConfig::DropTail | QueueConfig::Pfabric => Ok(()),
+            QueueConfig::Custom { name } => match custom::factory(name) {
+                Some(_) => Ok(()),
+                None => Err(crate::Error::config(
+                    format!("{field}.name"),
+                    format!(
+                        "no queue discipline is registered as \"{name}\" (registered: {}); \
+                         a custom discipline is registered by the program that runs the \
+                         config, with pktsim::net::queue::register",
+                        match custom::registered() {
+                            v if v.is_empty() => "none".to_string(),
+                            v => v.join(", "),
+                        }
+                    ),
+                )),
+            },
             QueueConfig::CreditPort {
                 credit_share,
                 credit_packets,
@@ -449,6 +472,11 @@ impl QueueConfig {
                     .unwrap_or((Duration::from_ms(5), Duration::from_ms(100)));
                 Queue::Codel(CodelQueue::new(t, i))
             }
+            QueueConfig::Custom { name } => match CustomQueue::new(name) {
+                Some(q) => Queue::Custom(Box::new(q)),
+                // Not validated: a drop-tail FIFO rather than a panic.
+                None => Queue::Fifo(FifoQueue::new(1, None)),
+            },
         }
     }
 }
@@ -511,6 +539,8 @@ disciplines! {
         NoticeLane(NoticeLane),
         /// Control, rate-limited credit and data FIFOs.
         CreditPort(CreditPort),
+        /// A discipline registered from outside the library.
+        Custom(CustomQueue),
         /// A down link's queue (see [`link_down`]).
         LinkDown(LinkDownQueue),
     }
@@ -526,6 +556,13 @@ impl Queue {
             Queue::Pfabric(q) => q.is_empty(),
             _ => false,
         }
+    }
+
+    /// Bytes and packets held, by one dispatch (a port reads both at
+    /// every touch and after every change).
+    #[inline]
+    pub fn counts(&self) -> (u64, usize) {
+        dispatch_hot!(self, q => (q.bytes(), q.len()), (self.bytes_boxed(), self.len_boxed()))
     }
 
     /// The variants behind a box (they hold a `Queue` inside): the dispatch
@@ -583,5 +620,25 @@ impl Discipline for Queue {
     }
     fn drain(&mut self) -> Vec<Packet> {
         dispatch!(self, q => q.drain())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::size_of;
+
+    /// A port holds its queue inline (see `Port`'s layout), so the largest
+    /// discipline sizes every port. A discipline that never marks holds an
+    /// unmarked `Held` (counts only, 16 bytes), not a threshold it never
+    /// reads: pFabric's queue, on every port of a pFabric run, stays within
+    /// the size it had with its own byte count, and `Queue` within AIFO's.
+    #[test]
+    fn queues_hold_no_room_for_marks_they_never_make() {
+        assert_eq!(size_of::<Held>(), 16);
+        assert_eq!(size_of::<PfabricQueue>(), 120);
+        assert_eq!(size_of::<CodelQueue>(), 112);
+        assert_eq!(size_of::<AifoQueue>(), 120);
+        assert_eq!(size_of::<Queue>(), 128);
     }
 }

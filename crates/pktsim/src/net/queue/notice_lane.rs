@@ -17,7 +17,7 @@
 //! Everything else goes to the inner discipline untouched: only switches of
 //! a FastLane network have a lane, so other runs pay nothing for it.
 
-use super::{Dequeue, Discipline, Drops, Queue, TokenBucket};
+use super::{Dequeue, Discipline, Drops, Held, Queue, TokenBucket};
 use crate::metrics::DropReason;
 use crate::packet::{flags, Packet};
 use crate::time::{Rate, Time};
@@ -28,7 +28,9 @@ use std::collections::VecDeque;
 pub struct NoticeLane {
     inner: Queue,
     lane: VecDeque<Packet>,
-    lane_bytes: u64,
+    /// What the lane holds; its admission is drop-tail against
+    /// `cap_bytes`. The inner discipline keeps its own counts.
+    held: Held,
     cap_bytes: u64,
     bucket: TokenBucket,
     /// Notice bytes this port sent.
@@ -46,7 +48,7 @@ impl NoticeLane {
         NoticeLane {
             inner,
             lane: VecDeque::new(),
-            lane_bytes: 0,
+            held: Held::unmarked(),
             cap_bytes,
             bucket: TokenBucket::new(rate, burst_bytes),
             sent_bytes: 0,
@@ -57,7 +59,7 @@ impl NoticeLane {
 
     /// Notice bytes queued now.
     pub fn lane_bytes(&self) -> u64 {
-        self.lane_bytes
+        self.held.bytes()
     }
 
     /// The lane's byte cap.
@@ -67,7 +69,7 @@ impl NoticeLane {
 
     fn take_notice(&mut self, now: Time) -> Packet {
         let p = self.lane.pop_front().expect("caller checked the lane");
-        self.lane_bytes -= p.size as u64;
+        self.held.remove(&p);
         self.bucket.charge(now, p.size as u64);
         self.sent_bytes += p.size as u64;
         self.sent_packets += 1;
@@ -76,18 +78,18 @@ impl NoticeLane {
 }
 
 impl Discipline for NoticeLane {
-    fn enqueue(&mut self, pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
+    fn enqueue(&mut self, mut pkt: Packet, now: Time, limit: u64, drops: &mut Drops) -> u32 {
         if !pkt.has(flags::NOTICE) {
             return self.inner.enqueue(pkt, now, limit, drops);
         }
-        if self.lane_bytes + pkt.size as u64 > self.cap_bytes {
+        if !self.held.fits(&pkt, self.cap_bytes) {
             drops.push((pkt, DropReason::BufferFull));
             return 0;
         }
-        self.lane_bytes += pkt.size as u64;
-        self.peak_bytes = self.peak_bytes.max(self.lane_bytes);
+        let marked = self.held.admit(&mut pkt);
+        self.peak_bytes = self.peak_bytes.max(self.held.bytes());
         self.lane.push_back(pkt);
-        0
+        marked
     }
 
     /// Notices first regardless of the bucket (the network calls
@@ -117,7 +119,7 @@ impl Discipline for NoticeLane {
 
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
         if pkt.has(flags::NOTICE) {
-            self.lane_bytes + pkt.size as u64 <= self.cap_bytes
+            self.held.fits(pkt, self.cap_bytes)
         } else {
             self.inner.admits(pkt, limit)
         }
@@ -128,15 +130,15 @@ impl Discipline for NoticeLane {
         self.inner.schedules_by_priority()
     }
     fn bytes(&self) -> u64 {
-        self.inner.bytes() + self.lane_bytes
+        self.inner.bytes() + self.held.bytes()
     }
 
     fn len(&self) -> usize {
-        self.inner.len() + self.lane.len()
+        self.inner.len() + self.held.len()
     }
 
     fn drain(&mut self) -> Vec<Packet> {
-        self.lane_bytes = 0;
+        self.held.clear();
         let mut out: Vec<Packet> = self.lane.drain(..).collect();
         out.extend(self.inner.drain());
         out

@@ -10,7 +10,7 @@
 //! ([`super::pfabric_index`]) until it is empty again.
 
 use super::pfabric_index::PrioIndex;
-use super::{Discipline, Drops};
+use super::{Discipline, Drops, Held};
 use crate::metrics::DropReason;
 use crate::packet::Packet;
 use crate::time::Time;
@@ -54,7 +54,10 @@ pub struct PfabricQueue {
     large: bool,
     /// Packets above which the queue uses the index.
     small: usize,
-    bytes: u64,
+    /// Bytes and packets held, on both paths. pFabric does not mark, and
+    /// its admission is its own (push out the least urgent), so of
+    /// [`Held`] it uses the counts.
+    held: Held,
 }
 
 impl Default for PfabricQueue {
@@ -79,20 +82,20 @@ impl PfabricQueue {
             index: Box::default(),
             large: false,
             small,
-            bytes: 0,
+            held: Held::unmarked(),
         }
     }
 
     /// The large-queue path of [`Discipline::enqueue`].
     fn enqueue_large(&mut self, pkt: Packet, limit: u64, drops: &mut Drops) {
         self.index.push(pkt);
-        if self.bytes > limit {
-            let over = self.bytes - limit;
+        if self.held.bytes() > limit {
+            let over = self.held.bytes() - limit;
             let (latest, victim) = self
                 .index
                 .pop_least_urgent(over)
                 .expect("the arrival itself ends the overflow");
-            self.bytes -= victim.size as u64;
+            self.held.remove(&victim);
             let reason = if latest {
                 DropReason::BufferFull
             } else {
@@ -160,8 +163,10 @@ impl PfabricQueue {
 }
 
 impl Discipline for PfabricQueue {
-    fn enqueue(&mut self, pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
-        self.bytes += pkt.size as u64;
+    fn enqueue(&mut self, mut pkt: Packet, _now: Time, limit: u64, drops: &mut Drops) -> u32 {
+        // Counted first, then the overflow (if any) pushes out the least
+        // urgent packet, the arrival included.
+        let marked = self.held.admit(&mut pkt);
         if !self.large && self.keys.len() >= self.small {
             // Too many packets to scan: move them, in order, into the index.
             self.large = true;
@@ -171,15 +176,15 @@ impl Discipline for PfabricQueue {
         }
         if self.large {
             self.enqueue_large(pkt, limit, drops);
-            return 0;
+            return marked;
         }
         self.push_small(pkt);
-        if self.bytes > limit {
+        if self.held.bytes() > limit {
             // Drop the least urgent (largest prio; the latest among equals)
             // of the packets whose removal alone ends the overflow, as
             // pFabric's ns-2 queue does. The arrival always qualifies, since
             // the queue was within its limit before it came.
-            let over = self.bytes - limit;
+            let over = self.held.bytes() - limit;
             let mut worst = self.keys.len() - 1;
             let mut worst_prio = self.keys[worst].prio;
             for (i, k) in self.keys.iter().enumerate() {
@@ -189,7 +194,7 @@ impl Discipline for PfabricQueue {
                 }
             }
             let victim = self.remove_small(worst);
-            self.bytes -= victim.size as u64;
+            self.held.remove(&victim);
             let reason = if worst == self.keys.len() {
                 DropReason::BufferFull
             } else {
@@ -197,13 +202,13 @@ impl Discipline for PfabricQueue {
             };
             drops.push((victim, reason));
         }
-        0
+        marked
     }
 
     fn dequeue(&mut self, _now: Time, _drops: &mut Drops) -> Option<Packet> {
         if self.large {
             let p = self.index.pop_next()?;
-            self.bytes -= p.size as u64;
+            self.held.remove(&p);
             if self.index.is_empty() {
                 self.large = false;
             }
@@ -229,18 +234,17 @@ impl Discipline for PfabricQueue {
             .position(|k| k.flow == flow)
             .unwrap_or(best);
         let p = self.remove_small(i);
-        self.bytes -= p.size as u64;
+        self.held.remove(&p);
         Some(p)
     }
 
     /// The arrival is kept if it fits, or if a queued packet big enough to
     /// end the overflow is strictly less urgent (ties drop the arrival).
     fn admits(&self, pkt: &Packet, limit: u64) -> bool {
-        let after = self.bytes + pkt.size as u64;
-        if after <= limit {
+        if self.held.fits(pkt, limit) {
             return true;
         }
-        let over = after - limit;
+        let over = self.held.bytes() + pkt.size as u64 - limit;
         if self.large {
             return self.index.has_less_urgent(pkt.prio, over);
         }
@@ -254,17 +258,13 @@ impl Discipline for PfabricQueue {
         true
     }
     fn bytes(&self) -> u64 {
-        self.bytes
+        self.held.bytes()
     }
     fn len(&self) -> usize {
-        if self.large {
-            self.index.len()
-        } else {
-            self.keys.len()
-        }
+        self.held.len()
     }
     fn drain(&mut self) -> Vec<Packet> {
-        self.bytes = 0;
+        self.held.clear();
         if self.large {
             self.large = false;
             return self.index.drain();

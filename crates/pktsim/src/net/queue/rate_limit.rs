@@ -48,7 +48,9 @@ impl TokenBucket {
     }
 }
 
-/// Any discipline behind a token bucket.
+/// Any discipline behind a token bucket. It holds no packets of its own:
+/// counts, marks and admission are the inner discipline's (its
+/// [`super::Held`]), so it keeps no copy of them.
 #[derive(Debug)]
 pub struct RateLimited {
     inner: Queue,

@@ -26,7 +26,7 @@ use crate::time::Time;
 pub struct VertigoQueue {
     /// Packets in arrival order.
     pkts: Vec<Packet>,
-    held: Held,
+    held: Held<Option<EcnThreshold>>,
 }
 
 impl VertigoQueue {
