@@ -9,9 +9,6 @@
 //! cannot be written: all found before the simulation runs), 1 anything
 //! else (e.g. writing the results failed after the run).
 
-#[cfg(all(target_os = "linux", not(target_env = "musl")))]
-mod allocator;
-
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pktsim::config::{base_dir_of, Config, Experiment};
