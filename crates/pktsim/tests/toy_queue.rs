@@ -38,12 +38,7 @@ impl Discipline for Lifo {
         self.held.remove(&p);
         Some(p)
     }
-    fn bytes(&self) -> u64 {
-        self.held.bytes()
-    }
-    fn len(&self) -> usize {
-        self.held.len()
-    }
+    pktsim::counts_from_held!();
     fn drain(&mut self) -> Vec<Packet> {
         self.held.clear();
         std::mem::take(&mut self.pkts)

@@ -137,12 +137,7 @@ impl Discipline for AifoQueue {
         !self.full(pkt, limit) && !self.over_threshold(pkt.prio, limit)
     }
 
-    fn bytes(&self) -> u64 {
-        self.held.bytes()
-    }
-    fn len(&self) -> usize {
-        self.held.len()
-    }
+    crate::counts_from_held!();
     fn drain(&mut self) -> Vec<Packet> {
         self.held.clear();
         self.pkts.drain(..).collect()

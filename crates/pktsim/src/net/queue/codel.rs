@@ -134,13 +134,7 @@ impl Discipline for CodelQueue {
         p
     }
 
-    fn bytes(&self) -> u64 {
-        self.held.bytes()
-    }
-
-    fn len(&self) -> usize {
-        self.held.len()
-    }
+    crate::counts_from_held!();
 
     fn drain(&mut self) -> Vec<Packet> {
         self.held.clear();

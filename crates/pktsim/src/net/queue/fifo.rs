@@ -65,12 +65,7 @@ impl Discipline for FifoQueue {
     fn schedules_by_priority(&self) -> bool {
         self.classes.len() > 1
     }
-    fn bytes(&self) -> u64 {
-        self.held.bytes()
-    }
-    fn len(&self) -> usize {
-        self.held.len()
-    }
+    crate::counts_from_held!();
     fn drain(&mut self) -> Vec<Packet> {
         self.held.clear();
         self.classes.iter_mut().flat_map(|q| q.drain(..)).collect()

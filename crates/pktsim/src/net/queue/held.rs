@@ -7,6 +7,26 @@
 use super::{fits, EcnThreshold};
 use crate::packet::Packet;
 
+/// Inside `impl Discipline for ...`: the discipline's [`Discipline::bytes`]
+/// and [`Discipline::len`] are those of its `held` field (a [`Held`]), so
+/// that a discipline on the base writes only its ordering, its drop choice
+/// and its `drain`. A discipline outside the library writes
+/// `pktsim::counts_from_held!();` the same way.
+///
+/// [`Discipline::bytes`]: super::Discipline::bytes
+/// [`Discipline::len`]: super::Discipline::len
+#[macro_export]
+macro_rules! counts_from_held {
+    () => {
+        fn bytes(&self) -> u64 {
+            self.held.bytes()
+        }
+        fn len(&self) -> usize {
+            self.held.len()
+        }
+    };
+}
+
 /// How a [`Held`] marks what it admits. A discipline that never marks
 /// holds [`Unmarked`], which takes no room and leaves no test on the
 /// per-packet path (pFabric's queue is a `Queue` variant of its own size,

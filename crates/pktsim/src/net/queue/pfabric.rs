@@ -257,12 +257,7 @@ impl Discipline for PfabricQueue {
     fn schedules_by_priority(&self) -> bool {
         true
     }
-    fn bytes(&self) -> u64 {
-        self.held.bytes()
-    }
-    fn len(&self) -> usize {
-        self.held.len()
-    }
+    crate::counts_from_held!();
     fn drain(&mut self) -> Vec<Packet> {
         self.held.clear();
         if self.large {

@@ -103,12 +103,7 @@ impl Discipline for VertigoQueue {
     fn schedules_by_priority(&self) -> bool {
         true
     }
-    fn bytes(&self) -> u64 {
-        self.held.bytes()
-    }
-    fn len(&self) -> usize {
-        self.held.len()
-    }
+    crate::counts_from_held!();
     fn drain(&mut self) -> Vec<Packet> {
         self.held.clear();
         std::mem::take(&mut self.pkts)
