@@ -9,6 +9,8 @@
 //! cannot be written: all found before the simulation runs), 1 anything
 //! else (e.g. writing the results failed after the run).
 
+pub mod allocator;
+
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pktsim::config::{base_dir_of, Config, Experiment};

@@ -2,6 +2,9 @@
 //! themselves live in the crate's library so the Python package can offer
 //! the same ones).
 
+// jemalloc in transparent huge pages (pktsim_cli::allocator).
+pktsim_cli::huge_page_allocator!();
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

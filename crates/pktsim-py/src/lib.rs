@@ -16,6 +16,10 @@
 //! Errors from user input become `pktsim.ConfigError` with the offending
 //! field, file and line as attributes.
 
+// jemalloc in transparent huge pages, as the command has
+// (pktsim_cli::allocator).
+pktsim_cli::huge_page_allocator!();
+
 use pktsim::config::Config;
 use pktsim::metrics::summary::{in_bucket, Stats, DEFAULT_BUCKETS};
 use pktsim::Error;
