@@ -33,15 +33,15 @@ impl Network {
     pub fn enqueue<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
-        mut pkt: Packet,
+        pkt: Packet,
         now: Time,
         ev: &mut EventQueue<E>,
     ) {
-        self.offer_in_place(pid, &mut pkt, now, ev, Offer::FIRST);
+        self.enqueue_offer(pid, pkt, now, ev, Offer::FIRST);
     }
 
     /// [`Network::enqueue`] for a first or a second offer.
-    #[inline]
+    #[inline(always)]
     pub(super) fn enqueue_offer<E: From<NetEvent> + Copy>(
         &mut self,
         pid: PortId,
