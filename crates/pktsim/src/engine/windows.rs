@@ -16,10 +16,12 @@
 //! run depends on its own state and the messages it received, and messages
 //! arrive in piece order. Threads only change how long a window takes.
 //!
-//! Pieces are handed to threads heaviest first (by the events each ran in
-//! its last window, ties by piece number), so that a window is not held up
-//! by a heavy piece started last (longest-processing-time scheduling, as in
-//! Unison's kernel).
+//! Each piece has a home thread, which takes it first in every window, so
+//! that its state stays in one core's caches; a thread done with its own
+//! pieces takes any left. Within each, pieces go heaviest first (by the
+//! events each ran in its last window, ties by piece number), so that a
+//! window is not held up by a heavy piece started last
+//! (longest-processing-time scheduling, as in Unison's kernel).
 
 use crate::time::{Duration, Time};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -111,16 +113,17 @@ impl<P: Piece> Windows<P> {
     /// event at or after `limit`.
     pub fn run(&mut self, limit: Time, mut go_on: impl FnMut(&WindowEnd) -> bool) -> WindowEnd {
         let threads = self.threads.min(self.slots.len()).max(1);
-        let shared = Shared::new(threads);
+        let shared = Shared::new(threads, self.slots.len());
         let (mut windows, mut events) = (self.windows, self.events);
         let this = &*self;
         let report = std::thread::scope(|scope| {
-            for _ in 1..threads {
-                scope.spawn(|| {
+            for thread in 1..threads {
+                let shared = &shared;
+                scope.spawn(move || {
                     while shared.start.wait() {
-                        this.work(&shared);
+                        this.work(shared, thread);
                         shared.mid.wait();
-                        this.hand_over(&shared);
+                        this.hand_over(shared, thread);
                         shared.end.wait();
                     }
                 });
@@ -136,11 +139,11 @@ impl<P: Piece> Windows<P> {
                 if threads > 1 {
                     shared.start.release(true);
                 }
-                this.work(&shared);
+                this.work(&shared, 0);
                 if threads > 1 {
                     shared.mid.wait();
                 }
-                this.hand_over(&shared);
+                this.hand_over(&shared, 0);
                 if threads > 1 {
                     shared.end.wait();
                 }
@@ -206,17 +209,24 @@ impl<P: Piece> Windows<P> {
         }
         order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         shared.end_time.store(end.0, Ordering::Relaxed);
-        shared.taken.store(0, Ordering::Relaxed);
-        shared.handed.store(0, Ordering::Relaxed);
+        for flag in shared.ran.iter().chain(&shared.handed) {
+            flag.store(false, Ordering::Relaxed);
+        }
     }
 
-    /// Take pieces of this window until none is left (every thread).
-    fn work(&self, shared: &Shared) {
+    /// Take pieces of this window until none is left (every thread;
+    /// `thread` numbers it): first this thread's own, then any other left
+    /// ([`Shared::home`]).
+    fn work(&self, shared: &Shared, thread: usize) {
         let end = Time(shared.end_time.load(Ordering::Relaxed));
         let order = shared.order.read().unwrap_or_else(|e| e.into_inner());
-        loop {
-            let k = shared.taken.fetch_add(1, Ordering::Relaxed);
-            let Some(&(_, i)) = order.get(k) else { break };
+        let own = order
+            .iter()
+            .filter(|&&(_, i)| shared.home(i as usize) == thread);
+        for &(_, i) in own.chain(order.iter()) {
+            if shared.ran[i as usize].swap(true, Ordering::Relaxed) {
+                continue;
+            }
             let mut slot = lock(&self.slots[i as usize]);
             let slot = &mut *slot;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -242,14 +252,17 @@ impl<P: Piece> Windows<P> {
     /// Hand the window's messages over (every thread): each receiving piece
     /// taken in turn collects what every piece sent it, by sending piece
     /// then in the order sent, and brings its next event time up to date.
-    /// Receivers are independent, so any thread may take any of them.
-    fn hand_over(&self, shared: &Shared) {
+    /// Receivers are independent, so any thread may take any of them; a
+    /// thread takes its own first ([`Shared::home`]).
+    fn hand_over(&self, shared: &Shared, thread: usize) {
         let mut inbox = Vec::new();
-        loop {
-            let to = shared.handed.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = self.slots.get(to) else {
-                break;
-            };
+        let n = self.slots.len();
+        let own = (0..n).filter(|&to| shared.home(to) == thread);
+        for to in own.chain(0..n) {
+            if shared.handed[to].swap(true, Ordering::Relaxed) {
+                continue;
+            }
+            let slot = &self.slots[to];
             for from in &self.slots {
                 let mut from = lock(from);
                 if let Some(msgs) = from.outs.get_mut(to) {
@@ -295,9 +308,12 @@ fn lock<P: Piece>(m: &Mutex<Slot<P>>) -> std::sync::MutexGuard<'_, Slot<P>> {
 struct Shared {
     /// This window's pieces, heaviest first, as (weight, piece).
     order: RwLock<Vec<(u64, u32)>>,
-    taken: AtomicUsize,
-    /// Receiving pieces taken for the hand-over.
-    handed: AtomicUsize,
+    /// Pieces taken to run in this window, by piece.
+    ran: Vec<AtomicBool>,
+    /// Receiving pieces taken for the hand-over, by piece.
+    handed: Vec<AtomicBool>,
+    /// Threads that run the window.
+    threads: usize,
     end_time: AtomicU64,
     start: Gate,
     /// Between running the pieces and handing messages over.
@@ -308,17 +324,31 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(threads: usize) -> Self {
+    fn new(threads: usize, pieces: usize) -> Self {
         Shared {
             order: RwLock::new(Vec::new()),
-            taken: AtomicUsize::new(0),
-            handed: AtomicUsize::new(0),
+            ran: (0..pieces).map(|_| AtomicBool::new(false)).collect(),
+            handed: (0..pieces).map(|_| AtomicBool::new(false)).collect(),
+            threads,
             end_time: AtomicU64::new(0),
             start: Gate::new(threads),
             mid: Gate::new(threads),
             end: Gate::new(threads),
             panic: Mutex::new(None),
         }
+    }
+
+    /// The thread that takes piece `i` first, in every window: a piece
+    /// then stays on one core, whose caches hold its state from one window
+    /// to the next. Handed out from one shared counter, heaviest first, a
+    /// piece moved between the two threads of a two-group run from window
+    /// to window, and the state it found in the other core's caches made
+    /// its events a third slower (BENCHMARKS.md, "Pieces that stay on
+    /// their core"). A thread done with its own pieces takes any left, so
+    /// the window still ends when the last piece does. Which thread runs
+    /// a piece changes nothing in the results.
+    fn home(&self, i: usize) -> usize {
+        i % self.threads
     }
 
     fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
