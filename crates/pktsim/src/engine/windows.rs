@@ -220,14 +220,9 @@ impl<P: Piece> Windows<P> {
     fn work(&self, shared: &Shared, thread: usize) {
         let end = Time(shared.end_time.load(Ordering::Relaxed));
         let order = shared.order.read().unwrap_or_else(|e| e.into_inner());
-        let own = order
-            .iter()
-            .filter(|&&(_, i)| shared.home(i as usize) == thread);
-        for &(_, i) in own.chain(order.iter()) {
-            if shared.ran[i as usize].swap(true, Ordering::Relaxed) {
-                continue;
-            }
-            let mut slot = lock(&self.slots[i as usize]);
+        let pieces = order.iter().map(|&(_, i)| i as usize);
+        for i in shared.take(&shared.ran, pieces, thread) {
+            let mut slot = lock(&self.slots[i]);
             let slot = &mut *slot;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 slot.piece.run_until(end, &mut slot.out)
@@ -256,12 +251,7 @@ impl<P: Piece> Windows<P> {
     /// thread takes its own first ([`Shared::home`]).
     fn hand_over(&self, shared: &Shared, thread: usize) {
         let mut inbox = Vec::new();
-        let n = self.slots.len();
-        let own = (0..n).filter(|&to| shared.home(to) == thread);
-        for to in own.chain(0..n) {
-            if shared.handed[to].swap(true, Ordering::Relaxed) {
-                continue;
-            }
+        for to in shared.take(&shared.handed, 0..self.slots.len(), thread) {
             let slot = &self.slots[to];
             for from in &self.slots {
                 let mut from = lock(from);
@@ -349,6 +339,20 @@ impl Shared {
     /// a piece changes nothing in the results.
     fn home(&self, i: usize) -> usize {
         i % self.threads
+    }
+
+    /// The pieces of `pieces` that `thread` takes, in turn: its own first,
+    /// then any no other thread has taken. `taken` marks each piece taken,
+    /// so that exactly one thread takes it.
+    fn take<'a>(
+        &'a self,
+        taken: &'a [AtomicBool],
+        pieces: impl Iterator<Item = usize> + Clone + 'a,
+        thread: usize,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let own = pieces.clone().filter(move |&i| self.home(i) == thread);
+        own.chain(pieces)
+            .filter(move |&i| !taken[i].swap(true, Ordering::Relaxed))
     }
 
     fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
