@@ -6,6 +6,6 @@ pub mod event_queue;
 pub mod rng;
 pub mod windows;
 
-pub use event_queue::{EventQueue, Tie};
+pub use event_queue::{EventQueue, Popped, Tie};
 pub use rng::{Rng, RngStreams};
 pub use windows::{Piece, WindowEnd, Windows};

@@ -499,7 +499,7 @@ mod tests {
         let mut events = 0;
         while let Some((now, t, token)) = q.pop() {
             events += 1;
-            let p = t.owner();
+            let p = t.tie().owner();
             logs[p as usize].push((now, token));
             if let Some((to, at)) = step(&mut state[p as usize], n, p, now, token) {
                 q.schedule(at, tie(to, token), token);

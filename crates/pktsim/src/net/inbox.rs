@@ -263,7 +263,7 @@ mod tests {
         );
         let (at, tie, e) = ev.pop().expect("the next arrival");
         assert_eq!((at, e), (Time(20), NetEvent::Arrive(PortId(7))));
-        assert_eq!(tie, NetEvent::Arrive(PortId(7)).tie(NodeId(1)));
+        assert_eq!(tie.tie(), NetEvent::Arrive(PortId(7)).tie(NodeId(1)));
         assert_eq!(
             inbox.take_head(PortId(7), &mut ev).map(|p| p.size),
             Some(700)

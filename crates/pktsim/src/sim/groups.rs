@@ -386,7 +386,7 @@ impl<T: Transport> Simulation<T> {
                     Event::Sample | Event::LinkSample | Event::SeriesSample | Event::Fault(_)
                 );
                 if !every_group {
-                    self.events.schedule(t, tie, e);
+                    self.events.schedule(t, tie.tie(), e);
                 }
             }
             self.samples.append(&mut part.samples);

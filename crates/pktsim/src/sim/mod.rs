@@ -9,7 +9,7 @@
 //! heap). It ends when every flow has finished, at the time limit, or at the
 //! event limit.
 
-use crate::engine::{EventQueue, RngStreams, Tie};
+use crate::engine::{EventQueue, Popped, RngStreams, Tie};
 use crate::metrics::ideal::{ideal_fct, Hop};
 use crate::metrics::timeseries::{FlowSeries, SeriesSpec};
 use crate::metrics::{FlowResult, LinkSample, QueueSample, RunOutput};
@@ -407,10 +407,10 @@ impl<T: Transport> Simulation<T> {
         }
     }
 
-    /// Handle one event popped at `now`; `tie` names its owner.
+    /// Handle one event popped at `now`; `popped` gives its tie.
     #[inline(always)]
-    fn run_event(&mut self, now: Time, tie: Tie, ev: Event) {
-        if let Some(kind) = self.stage().run_event(now, tie, ev) {
+    fn run_event(&mut self, now: Time, popped: Popped, ev: Event) {
+        if let Some(kind) = self.stage().run_event(now, popped, ev) {
             self.take_sample(kind, now, ev);
         }
     }
@@ -636,12 +636,12 @@ pub(crate) struct Stage<'a, T> {
 }
 
 impl<T: Transport> Stage<'_, T> {
-    /// Handle one event popped at `now`; `tie` names its owner. Returns
+    /// Handle one event popped at `now`; `popped` gives its tie. Returns
     /// the sample it asks for, if it is a sample, which the caller takes
     /// (the serial loop samples every port, a group its own).
     #[inline(always)]
     #[must_use]
-    pub(crate) fn run_event(&mut self, now: Time, tie: Tie, ev: Event) -> Option<SampleKind> {
+    pub(crate) fn run_event(&mut self, now: Time, popped: Popped, ev: Event) -> Option<SampleKind> {
         // Start loading the state the next event will need while this
         // one runs (see [`Network::prefetch_port`]).
         match self.events.peek() {
@@ -661,7 +661,7 @@ impl<T: Transport> Stage<'_, T> {
             }
             Event::TxDone(p) => self.net.on_tx_done(p, now, self.events),
             Event::Timer { id, kind } => {
-                let host = NodeId(tie.owner());
+                let host = NodeId(popped.tie().owner());
                 self.with_ctx(now, host, |t, ctx| t.on_timer(ctx, id, kind));
             }
             Event::NicIdle(host) => {
