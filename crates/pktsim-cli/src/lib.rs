@@ -64,7 +64,8 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// Threads for the run (overrides `[run] threads`; default 1). The
-        /// results are the same for every count.
+        /// results are the same for every count. Use at most the idle
+        /// cores: each window waits for the slowest thread.
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
         /// Print nothing but errors and warnings.
