@@ -161,7 +161,7 @@ const fn tie_of(key: u64, time: u64, salt: u64) -> Tie {
 /// A popped event's place among the events of its instant: its order key,
 /// from which [`Popped::tie`] computes the tie only when asked. Most events
 /// are handled without their tie (a timer's needs it for its owner), and
-/// computing it back for every event was two [`mix`]es per event.
+/// computing it back for every event was two `mix` rounds per event.
 #[derive(Clone, Copy, Debug)]
 pub struct Popped {
     key: u64,
