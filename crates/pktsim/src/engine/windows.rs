@@ -6,10 +6,14 @@
 //! another takes effect earlier than that after it is sent (for a network,
 //! the smallest delay of a cut link). So within a window the pieces cannot
 //! affect each other, and each runs its events up to the window's end on
-//! its own, on whichever thread takes it. At the window's end the messages
-//! they sent each other are handed over, in a fixed order: by sending
-//! piece, then in the order each piece sent them (each receiving piece
-//! collects its own, so the hand-over runs on every thread too).
+//! its own, on whichever thread takes it. The messages they sent each other
+//! are handed over when the next window starts, in a fixed order: by
+//! sending piece, then in the order each piece sent them; each receiving
+//! piece collects its own before it runs, on whichever thread runs it, so
+//! the hand-over needs no barrier of its own (a window starts and ends at
+//! one). The
+//! next window starts at the earliest of the pieces' pending events and
+//! the messages' arrivals, which senders post as they send.
 //!
 //! Nothing here depends on the number of threads or on which thread ran a
 //! piece: windows are set by event times and the lookahead, each piece's
@@ -38,8 +42,12 @@ pub trait Piece: Send {
     /// `(p, message)`; it must not take effect before `end`. Returns the
     /// number of events run.
     fn run_until(&mut self, end: Time, out: &mut Vec<(u32, Self::Message)>) -> u64;
-    /// Take a message another piece sent in the window that just ended.
+    /// Take a message another piece sent in an earlier window.
     fn receive(&mut self, msg: Self::Message);
+    /// When `msg` takes effect: once it is received, its receiver's
+    /// earliest pending event is no later than this, and the window that
+    /// follows the one it was sent in starts no later either.
+    fn arrival(msg: &Self::Message) -> Time;
 }
 
 /// What the caller sees between windows, to decide whether to go on.
@@ -59,21 +67,29 @@ struct Slot<P: Piece> {
     piece: P,
     /// What the piece sent in this window, as (to, message).
     out: Vec<(u32, P::Message)>,
-    /// The same, by receiving piece (filled right after the piece ran, so
-    /// that each receiver takes its own messages, on any thread).
-    outs: Vec<Vec<P::Message>>,
     /// Events run in the piece's last window: its weight in the next.
     weight: u64,
     /// Events run in this window, not yet counted.
     ran: u64,
 }
 
+/// What one piece sent in one window, by receiving piece.
+type Mailbox<M> = Mutex<Vec<Vec<M>>>;
+
 /// Pieces and the windows that run them.
 pub struct Windows<P: Piece> {
     slots: Vec<Mutex<Slot<P>>>,
+    /// The messages of the last two windows, by the window's parity, then
+    /// by sending piece: a window's messages are written by their senders
+    /// while it runs and taken by their receivers at the start of the next
+    /// one, so that the hand-over needs no barrier of its own.
+    mail: [Vec<Mailbox<P::Message>>; 2],
     /// Each piece's earliest pending event in picoseconds (`u64::MAX`:
-    /// none), brought up to date after every window.
-    next: Vec<AtomicU64>,
+    /// none), as of the end of its last run.
+    own_next: Vec<AtomicU64>,
+    /// The earliest arrival among the messages sent to each piece in the
+    /// last window (`u64::MAX`: none), which it has not received yet.
+    mail_next: Vec<AtomicU64>,
     lookahead: Duration,
     threads: usize,
     windows: u64,
@@ -84,23 +100,26 @@ impl<P: Piece> Windows<P> {
     /// Run `pieces` in windows of `lookahead` (at least 1 ps) on `threads`
     /// threads (at least 1).
     pub fn new(pieces: Vec<P>, lookahead: Duration, threads: usize) -> Self {
-        let mut next = Vec::with_capacity(pieces.len());
+        let n = pieces.len();
+        let mut own_next = Vec::with_capacity(n);
         let slots = pieces
             .into_iter()
             .map(|mut piece| {
-                next.push(AtomicU64::new(piece.next_time().unwrap_or(Time::MAX).0));
+                own_next.push(AtomicU64::new(piece.next_time().unwrap_or(Time::MAX).0));
                 Mutex::new(Slot {
                     piece,
                     out: Vec::new(),
-                    outs: Vec::new(),
                     weight: 0,
                     ran: 0,
                 })
             })
             .collect();
+        let mailboxes = || (0..n).map(|_| Mutex::new(Vec::new())).collect();
         Windows {
             slots,
-            next,
+            mail: [mailboxes(), mailboxes()],
+            own_next,
+            mail_next: (0..n).map(|_| AtomicU64::new(u64::MAX)).collect(),
             lookahead: Duration::from_ps(lookahead.ps().max(1)),
             threads: threads.max(1),
             windows: 0,
@@ -110,7 +129,8 @@ impl<P: Piece> Windows<P> {
 
     /// Run windows until `go_on` says stop (it sees where the run is before
     /// each window) or nothing is pending before `limit`. No window runs an
-    /// event at or after `limit`.
+    /// event at or after `limit`. Every message sent is received before
+    /// this returns.
     pub fn run(&mut self, limit: Time, mut go_on: impl FnMut(&WindowEnd) -> bool) -> WindowEnd {
         let threads = self.threads.min(self.slots.len()).max(1);
         let shared = Shared::new(threads, self.slots.len());
@@ -122,8 +142,6 @@ impl<P: Piece> Windows<P> {
                 scope.spawn(move || {
                     while shared.start.wait() {
                         this.work(shared, thread);
-                        shared.mid.wait();
-                        this.hand_over(shared, thread);
                         shared.end.wait();
                     }
                 });
@@ -135,15 +153,11 @@ impl<P: Piece> Windows<P> {
                     _ => break report,
                 };
                 let end = Time(start.0.saturating_add(this.lookahead.ps())).min(limit);
-                this.plan(&shared, end);
+                this.plan(&shared, end, windows);
                 if threads > 1 {
                     shared.start.release(true);
                 }
                 this.work(&shared, 0);
-                if threads > 1 {
-                    shared.mid.wait();
-                }
-                this.hand_over(&shared, 0);
                 if threads > 1 {
                     shared.end.wait();
                 }
@@ -164,15 +178,15 @@ impl<P: Piece> Windows<P> {
             report
         });
         (self.windows, self.events) = (windows, events);
+        self.deliver_last_mail();
         report
     }
 
-    /// Where the run is now.
+    /// Where the run is now: the next window starts at the earliest event
+    /// any piece holds or any message it has yet to receive brings.
     fn report(&self, windows: u64, events: u64) -> WindowEnd {
-        let earliest = self
-            .next
-            .iter()
-            .map(|t| t.load(Ordering::Relaxed))
+        let earliest = (0..self.slots.len())
+            .map(|i| self.next_of(i))
             .min()
             .unwrap_or(u64::MAX);
         WindowEnd {
@@ -180,6 +194,12 @@ impl<P: Piece> Windows<P> {
             events,
             next: (earliest != u64::MAX).then_some(Time(earliest)),
         }
+    }
+
+    /// Piece `i`'s earliest pending event once it has its messages.
+    fn next_of(&self, i: usize) -> u64 {
+        let own = self.own_next[i].load(Ordering::Relaxed);
+        own.min(self.mail_next[i].load(Ordering::Relaxed))
     }
 
     /// The pieces, in piece order (after a run, to collect their results).
@@ -198,45 +218,70 @@ impl<P: Piece> Windows<P> {
             .piece
     }
 
-    /// Choose the pieces with events before `end`, heaviest first.
-    fn plan(&self, shared: &Shared, end: Time) {
+    /// Choose the pieces of window number `window` (ending at `end`):
+    /// those with events before `end` and those with messages to take,
+    /// heaviest first.
+    fn plan(&self, shared: &Shared, end: Time, window: u64) {
         let mut order = shared.order.write().unwrap_or_else(|e| e.into_inner());
         order.clear();
-        for (i, t) in self.next.iter().enumerate() {
-            if t.load(Ordering::Relaxed) < end.0 {
+        for i in 0..self.slots.len() {
+            let has_mail = self.mail_next[i].load(Ordering::Relaxed) != u64::MAX;
+            if has_mail || self.own_next[i].load(Ordering::Relaxed) < end.0 {
                 order.push((lock(&self.slots[i]).weight, i as u32));
             }
+            // This window's senders write the next window's arrivals.
+            self.mail_next[i].store(u64::MAX, Ordering::Relaxed);
         }
         order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         shared.end_time.store(end.0, Ordering::Relaxed);
-        for flag in shared.ran.iter().chain(&shared.handed) {
+        shared.window.store(window, Ordering::Relaxed);
+        for flag in &shared.ran {
             flag.store(false, Ordering::Relaxed);
         }
     }
 
     /// Take pieces of this window until none is left (every thread;
     /// `thread` numbers it): first this thread's own, then any other left
-    /// ([`Shared::home`]).
+    /// ([`Shared::home`]). Each piece first takes the messages sent to it
+    /// in the last window, by sending piece then in the order sent, then
+    /// runs, then posts what it sent for the next window.
     fn work(&self, shared: &Shared, thread: usize) {
         let end = Time(shared.end_time.load(Ordering::Relaxed));
+        let window = shared.window.load(Ordering::Relaxed);
+        let (sent, last) = (window as usize % 2, (window as usize + 1) % 2);
         let order = shared.order.read().unwrap_or_else(|e| e.into_inner());
         let pieces = order.iter().map(|&(_, i)| i as usize);
+        let mut inbox = Vec::new();
         for i in shared.take(&shared.ran, pieces, thread) {
+            self.collect_mail(last, i, &mut inbox);
             let mut slot = lock(&self.slots[i]);
             let slot = &mut *slot;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                slot.piece.run_until(end, &mut slot.out)
+                for msg in inbox.drain(..) {
+                    slot.piece.receive(msg);
+                }
+                let n = slot.piece.run_until(end, &mut slot.out);
+                (n, slot.piece.next_time().unwrap_or(Time::MAX))
             }));
-            if slot.outs.len() < self.slots.len() {
-                slot.outs.resize_with(self.slots.len(), Vec::new);
-            }
-            for (to, msg) in slot.out.drain(..) {
-                slot.outs[to as usize].push(msg);
+            if !slot.out.is_empty() {
+                let mut boxes = self.mail[sent][i].lock().unwrap_or_else(|e| e.into_inner());
+                if boxes.len() < self.slots.len() {
+                    boxes.resize_with(self.slots.len(), Vec::new);
+                }
+                for (to, msg) in slot.out.drain(..) {
+                    let at = P::arrival(&msg).0;
+                    self.mail_next[to as usize].fetch_min(at, Ordering::Relaxed);
+                    boxes[to as usize].push(msg);
+                }
             }
             match run {
-                Ok(n) => (slot.weight, slot.ran) = (n, n),
+                Ok((n, next)) => {
+                    (slot.weight, slot.ran) = (n, n);
+                    self.own_next[i].store(next.0, Ordering::Relaxed);
+                }
                 Err(panic) => {
                     // Keep the threads in step; the coordinator re-raises it.
+                    inbox.clear();
                     let mut first = shared.panic.lock().unwrap_or_else(|e| e.into_inner());
                     first.get_or_insert(panic);
                 }
@@ -244,37 +289,38 @@ impl<P: Piece> Windows<P> {
         }
     }
 
-    /// Hand the window's messages over (every thread): each receiving piece
-    /// taken in turn collects what every piece sent it, by sending piece
-    /// then in the order sent, and brings its next event time up to date.
-    /// Receivers are independent, so any thread may take any of them; a
-    /// thread takes its own first ([`Shared::home`]).
-    fn hand_over(&self, shared: &Shared, thread: usize) {
+    /// Into `inbox`, the messages sent to piece `to` in the window of
+    /// parity `parity`, by sending piece then in the order sent.
+    fn collect_mail(&self, parity: usize, to: usize, inbox: &mut Vec<P::Message>) {
+        for from in &self.mail[parity] {
+            let mut boxes = from.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(msgs) = boxes.get_mut(to) {
+                inbox.append(msgs);
+            }
+        }
+    }
+
+    /// Hand every piece the messages of the last window run, so that the
+    /// pieces are whole between runs ([`Windows::into_pieces`],
+    /// [`Windows::piece_mut`]) and the next run starts with no mail.
+    fn deliver_last_mail(&mut self) {
+        let Some(last) = self.windows.checked_sub(1) else {
+            return;
+        };
+        let parity = last as usize % 2;
         let mut inbox = Vec::new();
-        for to in shared.take(&shared.handed, 0..self.slots.len(), thread) {
-            let slot = &self.slots[to];
-            for from in &self.slots {
-                let mut from = lock(from);
-                if let Some(msgs) = from.outs.get_mut(to) {
-                    inbox.append(msgs);
-                }
+        for to in 0..self.slots.len() {
+            if self.mail_next[to].load(Ordering::Relaxed) == u64::MAX {
+                continue;
             }
-            let mut slot = lock(slot);
-            let piece = &mut slot.piece;
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                for msg in inbox.drain(..) {
-                    piece.receive(msg);
-                }
-                piece.next_time().unwrap_or(Time::MAX)
-            }));
-            match run {
-                Ok(t) => self.next[to].store(t.0, Ordering::Relaxed),
-                Err(panic) => {
-                    inbox.clear();
-                    let mut first = shared.panic.lock().unwrap_or_else(|e| e.into_inner());
-                    first.get_or_insert(panic);
-                }
+            self.collect_mail(parity, to, &mut inbox);
+            let mut slot = lock(&self.slots[to]);
+            for msg in inbox.drain(..) {
+                slot.piece.receive(msg);
             }
+            let next = slot.piece.next_time().unwrap_or(Time::MAX);
+            self.own_next[to].store(next.0, Ordering::Relaxed);
+            self.mail_next[to].store(u64::MAX, Ordering::Relaxed);
         }
     }
 
@@ -300,14 +346,12 @@ struct Shared {
     order: RwLock<Vec<(u64, u32)>>,
     /// Pieces taken to run in this window, by piece.
     ran: Vec<AtomicBool>,
-    /// Receiving pieces taken for the hand-over, by piece.
-    handed: Vec<AtomicBool>,
     /// Threads that run the window.
     threads: usize,
     end_time: AtomicU64,
+    /// The number of the window (its parity picks the mailboxes).
+    window: AtomicU64,
     start: Gate,
-    /// Between running the pieces and handing messages over.
-    mid: Gate,
     end: Gate,
     /// The first panic of a piece in this window.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -318,11 +362,10 @@ impl Shared {
         Shared {
             order: RwLock::new(Vec::new()),
             ran: (0..pieces).map(|_| AtomicBool::new(false)).collect(),
-            handed: (0..pieces).map(|_| AtomicBool::new(false)).collect(),
             threads,
             end_time: AtomicU64::new(0),
+            window: AtomicU64::new(0),
             start: Gate::new(threads),
-            mid: Gate::new(threads),
             end: Gate::new(threads),
             panic: Mutex::new(None),
         }
@@ -480,6 +523,9 @@ mod tests {
         fn receive(&mut self, (at, token): (Time, u32)) {
             self.queue.schedule(at, tie(self.id, token), token);
         }
+        fn arrival(&(at, _): &(Time, u32)) -> Time {
+            at
+        }
     }
 
     const SALT: u64 = 0x5eed;
@@ -555,6 +601,9 @@ mod tests {
             1
         }
         fn receive(&mut self, _: ()) {}
+        fn arrival(_: &()) -> Time {
+            Time(0)
+        }
     }
 
     /// A piece that panics on a worker thread fails the run, not hangs it.

@@ -645,6 +645,10 @@ impl<T: Transport> Piece for Group<'_, T> {
     fn receive(&mut self, c: Crossing) {
         self.net.receive_crossing(c, &mut self.events);
     }
+
+    fn arrival(c: &Crossing) -> Time {
+        c.arrival
+    }
 }
 
 #[cfg(test)]
