@@ -11,9 +11,8 @@
 //! sending piece, then in the order each piece sent them; each receiving
 //! piece collects its own before it runs, on whichever thread runs it, so
 //! the hand-over needs no barrier of its own (a window starts and ends at
-//! one). The
-//! next window starts at the earliest of the pieces' pending events and
-//! the messages' arrivals, which senders post as they send.
+//! one). The next window starts at the earliest of the pieces' pending
+//! events and the messages' arrivals, which senders post as they send.
 //!
 //! Nothing here depends on the number of threads or on which thread ran a
 //! piece: windows are set by event times and the lookahead, each piece's
@@ -71,6 +70,17 @@ struct Slot<P: Piece> {
     weight: u64,
     /// Events run in this window, not yet counted.
     ran: u64,
+}
+
+impl<P: Piece> Slot<P> {
+    /// Hand the piece the messages in `inbox`, in order; returns its
+    /// earliest pending event then (`Time::MAX`: none).
+    fn receive_all(&mut self, inbox: &mut Vec<P::Message>) -> Time {
+        for msg in inbox.drain(..) {
+            self.piece.receive(msg);
+        }
+        self.piece.next_time().unwrap_or(Time::MAX)
+    }
 }
 
 /// What one piece sent in one window, by receiving piece.
@@ -257,9 +267,7 @@ impl<P: Piece> Windows<P> {
             let mut slot = lock(&self.slots[i]);
             let slot = &mut *slot;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                for msg in inbox.drain(..) {
-                    slot.piece.receive(msg);
-                }
+                slot.receive_all(&mut inbox);
                 let n = slot.piece.run_until(end, &mut slot.out);
                 (n, slot.piece.next_time().unwrap_or(Time::MAX))
             }));
@@ -314,11 +322,7 @@ impl<P: Piece> Windows<P> {
                 continue;
             }
             self.collect_mail(parity, to, &mut inbox);
-            let mut slot = lock(&self.slots[to]);
-            for msg in inbox.drain(..) {
-                slot.piece.receive(msg);
-            }
-            let next = slot.piece.next_time().unwrap_or(Time::MAX);
+            let next = lock(&self.slots[to]).receive_all(&mut inbox);
             self.own_next[to].store(next.0, Ordering::Relaxed);
             self.mail_next[to].store(u64::MAX, Ordering::Relaxed);
         }

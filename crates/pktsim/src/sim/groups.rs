@@ -380,13 +380,13 @@ impl<T: Transport> Simulation<T> {
             self.next_flow += part.started;
             // Every group samples at the same instants: one sample event
             // stays.
-            while let Some((t, tie, e)) = part.events.pop() {
+            while let Some((t, popped, e)) = part.events.pop() {
                 let every_group = matches!(
                     e,
                     Event::Sample | Event::LinkSample | Event::SeriesSample | Event::Fault(_)
                 );
                 if !every_group {
-                    self.events.schedule(t, tie.tie(), e);
+                    self.events.schedule(t, popped.tie(), e);
                 }
             }
             self.samples.append(&mut part.samples);
