@@ -95,6 +95,12 @@ enum Command {
         /// Threads for the run (default 1).
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
+        /// Groups the network is dealt into (default: one per thread).
+        /// With more groups than threads the threads take them in turn; the
+        /// bench then prints how much a thread per group could gain at
+        /// most, from the balance of the groups' events window by window.
+        #[arg(long, value_name = "N")]
+        groups: Option<usize>,
     },
     /// Compare a finished run through one bottleneck with flow-level SRPT
     /// and processor sharing on the same arrivals.
@@ -216,7 +222,8 @@ where
             flows,
             config,
             threads,
-        } => cmd_bench(flows, config, threads),
+            groups,
+        } => cmd_bench(flows, config, (threads, groups)),
         Command::Reference { run_dir, rate, out } => cmd_reference(&run_dir, rate, out),
         Command::Pcap {
             run_dir,
@@ -579,7 +586,7 @@ fn cmd_validate(path: &Path, limits: &LimitArgs) -> Result<(), Failure> {
 fn cmd_bench(
     flows: Option<u64>,
     config: Option<PathBuf>,
-    threads: Option<usize>,
+    (threads, groups): (Option<usize>, Option<usize>),
 ) -> Result<(), Failure> {
     let (src, label, base) = match &config {
         Some(p) => (
@@ -603,6 +610,9 @@ fn cmd_bench(
     let mut cfg = Config::from_toml_str(&text, &label)?;
     if threads.is_some() {
         cfg.run.threads = threads;
+    }
+    if groups.is_some() {
+        cfg.run.groups = groups;
     }
     let run = run_with_progress(&cfg, &base, false)?;
     let wall = run.wall_time.as_secs_f64();
@@ -637,6 +647,21 @@ fn cmd_bench(
         data_pkts as f64 / wall / 1e6,
         run.events as f64 / data_pkts.max(1) as f64
     );
+    if let Some(w) = &run.windows {
+        println!(
+            "windows          {} over {} groups on {} threads, {:.0} events each",
+            w.windows,
+            w.groups,
+            w.threads,
+            w.events as f64 / w.windows.max(1) as f64,
+        );
+        println!(
+            "balance          a thread per group gains at most {:.2}x on the windows' events; \
+             busiest group {:.3}x the mean over the run",
+            w.balance_bound(),
+            w.busiest_over_mean()
+        );
+    }
     match peak_rss_bytes() {
         Some(b) => println!("peak RSS         {:.1} MB", b as f64 / 1e6),
         None => println!("peak RSS         unknown on this platform"),

@@ -261,6 +261,13 @@ pub struct RunConfig {
     /// run's files are the same bytes whatever the count.
     #[serde(default, skip_serializing)]
     pub threads: Option<usize>,
+    /// Groups the network is dealt into for a run on several threads
+    /// (default: one per thread). Each group holds a whole copy of the
+    /// network; more groups than threads are taken in turn, heaviest first,
+    /// and show how evenly a finer cut balances (`pktsim bench` prints the
+    /// bound). Not written with the resolved config, like `threads`.
+    #[serde(default, skip_serializing)]
+    pub groups: Option<usize>,
 }
 
 /// The default of `[run] no_progress_limit`: far beyond any retransmission
@@ -498,6 +505,9 @@ pub struct Experiment {
     pub net_params: NetworkParams,
     /// Threads for the run (`[run] threads`, at least 1).
     pub threads: usize,
+    /// Groups the network is dealt into (`[run] groups`, at least 1;
+    /// `None`: one per thread; 1: the run is not split).
+    pub groups: Option<usize>,
     /// The flows.
     pub workload: Workload,
     /// Packet sizes.
@@ -559,11 +569,12 @@ impl SimSetup for RunSetup<'_> {
         let e = self.exp;
         let seed = e.config.seed;
         let mut sim = Simulation::new(e.net, t, e.workload, e.format, e.limits, seed);
-        if e.threads > 1 {
+        let groups = e.groups.unwrap_or(e.threads);
+        if groups > 1 {
             sim.setup()?;
             let partition = Partition::natural(&e.topology, MIN_CUT_DELAY);
             let streams = RngStreams::new(seed);
-            let nets = build_copies(&e.topology, &e.net_params, &streams, e.threads - 1)?;
+            let nets = build_copies(&e.topology, &e.net_params, &streams, groups - 1)?;
             // What cannot split was said before the run (a warning); such a
             // run goes on in one group.
             let _ = sim.split(&partition, nets, e.threads);

@@ -461,6 +461,7 @@ mod tests {
     fn run(finish_us: Option<u64>) -> RunOutput {
         RunOutput {
             events: 10,
+            windows: None,
             sim_time: Time(1_000_000),
             wall_time: std::time::Duration::from_millis(3),
             protocol: "tcp".into(),

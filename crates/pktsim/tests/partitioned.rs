@@ -173,6 +173,52 @@ fn limits_stop_a_split_run_where_they_stop_the_serial_one() {
     }
 }
 
+/// More groups than threads (and several groups on one thread) run the
+/// serial run too; the windows' statistics say how the groups shared the
+/// events.
+#[test]
+fn more_groups_than_threads_give_the_serial_run() {
+    let toml = ring(SHARED, "");
+    let (serial, _) = run_on(&toml, 1);
+    assert_eq!(serial.windows, None);
+    // The ring has three pieces: five groups asked for are three.
+    for (groups, threads, dealt) in [(2, 1, 2), (3, 2, 3), (5, 2, 3)] {
+        let mut exp = prepare(&toml);
+        (exp.groups, exp.threads) = (Some(groups), threads);
+        let out = exp.run(None).expect("runs");
+        assert_conserved(&out);
+        let what = format!("{groups} groups on {threads} threads");
+        same(&serial, &out, &what);
+        let w = out.windows.expect("split");
+        assert_eq!((w.groups, w.threads), (dealt, threads), "{what}");
+        assert!(w.windows > 100 && w.events <= out.events, "{what}: {w:?}");
+        // The busiest group of a window runs at least its share of it.
+        assert!(
+            w.critical < w.events && w.critical * dealt as u64 >= w.events,
+            "{what}: {w:?}"
+        );
+        assert!(w.balance_bound() > 1.0 && w.balance_bound() <= dealt as f64);
+        assert_eq!(w.events_by_group.len(), dealt, "{what}");
+        assert_eq!(w.events_by_group.iter().sum::<u64>(), w.events, "{what}");
+        // No group runs more events than the windows' busiest groups did
+        // together (`critical`).
+        let busiest = *w.events_by_group.iter().max().unwrap_or(&0);
+        assert!(busiest <= w.critical, "{what}: {w:?}");
+        assert!(w.busiest_over_mean() >= 1.0, "{what}: {w:?}");
+    }
+}
+
+#[test]
+fn zero_groups_is_an_error_naming_the_field() {
+    let cfg = pktsim::config::Config::from_toml_str(&ring(SHARED, "[run]\ngroups = 0"), "<test>")
+        .expect("parses");
+    let e = cfg
+        .prepare(std::path::Path::new("."))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("run.groups"), "{e}");
+}
+
 #[test]
 fn zero_threads_is_an_error_naming_the_field() {
     let cfg = pktsim::config::Config::from_toml_str(&ring(SHARED, "[run]\nthreads = 0"), "<test>")

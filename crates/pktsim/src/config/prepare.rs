@@ -87,7 +87,7 @@ impl Config {
             }
         }
         let allowed_mismatches = self.allowed_mismatches(&mismatches, &mut warnings);
-        let threads = self.check_threads(&topo, &net, &mut warnings)?;
+        let (threads, groups) = self.check_threads(&topo, &net, &mut warnings)?;
         Ok(Experiment {
             allowed_mismatches,
             warnings,
@@ -96,6 +96,7 @@ impl Config {
             net,
             net_params,
             threads,
+            groups,
             workload,
             format: PacketFormat {
                 mss: self.network.mss,
@@ -114,19 +115,23 @@ impl Config {
         })
     }
 
-    /// The run's threads (`[run] threads`, at least 1); a warning when the
-    /// run cannot split and uses one.
+    /// The run's threads and groups (`[run] threads` and `[run] groups`,
+    /// at least 1; `None` groups: one per thread); a warning when the run
+    /// cannot split and uses one of each.
     fn check_threads(
         &self,
         topo: &TopologySpec,
         net: &Network,
         warnings: &mut Vec<String>,
-    ) -> Result<usize> {
+    ) -> Result<(usize, Option<usize>)> {
         let threads = self.run.threads.unwrap_or(1);
         if threads == 0 {
             return Err(Error::config("run.threads", "must be at least 1"));
         }
-        if threads > 1 {
+        if self.run.groups == Some(0) {
+            return Err(Error::config("run.groups", "must be at least 1"));
+        }
+        if self.run.groups.unwrap_or(threads) > 1 {
             let why = if !self.transport.splits() {
                 Some(format!(
                     "{}'s hosts read each other's state",
@@ -144,12 +149,13 @@ impl Config {
                 warnings.push(format!("run.threads: {why}; the run uses one thread"));
             }
         }
-        Ok(threads)
+        Ok((threads, self.run.groups))
     }
 
-    /// Copies of the network a run keeps: one per thread.
+    /// Copies of the network a run keeps: one per group.
     fn network_copies(&self) -> u64 {
-        self.run.threads.unwrap_or(1).max(1) as u64
+        let threads = self.run.threads.unwrap_or(1).max(1);
+        self.run.groups.unwrap_or(threads).max(1) as u64
     }
 
     /// Step 1: packets, buffers, queue disciplines, FastLane, the hop limit,

@@ -56,6 +56,11 @@ pub struct WindowEnd {
     pub windows: u64,
     /// Events run so far, over all pieces.
     pub events: u64,
+    /// The sum over the windows so far of the events of each window's
+    /// busiest piece: the events that ran one after the other even with a
+    /// thread per piece. `events / critical` bounds what any number of
+    /// threads can gain over one from the balance of the pieces alone.
+    pub critical: u64,
     /// The start of the next window: the earliest pending event of any
     /// piece (`None`: nothing is pending).
     pub next: Option<Time>,
@@ -70,6 +75,8 @@ struct Slot<P: Piece> {
     weight: u64,
     /// Events run in this window, not yet counted.
     ran: u64,
+    /// Events run in every window so far.
+    total: u64,
 }
 
 impl<P: Piece> Slot<P> {
@@ -104,6 +111,8 @@ pub struct Windows<P: Piece> {
     threads: usize,
     windows: u64,
     events: u64,
+    /// See [`WindowEnd::critical`].
+    critical: u64,
 }
 
 impl<P: Piece> Windows<P> {
@@ -121,6 +130,7 @@ impl<P: Piece> Windows<P> {
                     out: Vec::new(),
                     weight: 0,
                     ran: 0,
+                    total: 0,
                 })
             })
             .collect();
@@ -134,6 +144,7 @@ impl<P: Piece> Windows<P> {
             threads: threads.max(1),
             windows: 0,
             events: 0,
+            critical: 0,
         }
     }
 
@@ -144,7 +155,7 @@ impl<P: Piece> Windows<P> {
     pub fn run(&mut self, limit: Time, mut go_on: impl FnMut(&WindowEnd) -> bool) -> WindowEnd {
         let threads = self.threads.min(self.slots.len()).max(1);
         let shared = Shared::new(threads, self.slots.len());
-        let (mut windows, mut events) = (self.windows, self.events);
+        let (mut windows, mut events, mut critical) = (self.windows, self.events, self.critical);
         let this = &*self;
         let report = std::thread::scope(|scope| {
             for thread in 1..threads {
@@ -157,7 +168,7 @@ impl<P: Piece> Windows<P> {
                 });
             }
             let report = loop {
-                let report = this.report(windows, events);
+                let report = this.report(windows, events, critical);
                 let start = match report.next {
                     Some(t) if t < limit && go_on(&report) => t,
                     _ => break report,
@@ -179,7 +190,9 @@ impl<P: Piece> Windows<P> {
                     }
                     std::panic::resume_unwind(panic);
                 }
-                events += this.count();
+                let (all, busiest) = this.count();
+                events += all;
+                critical += busiest;
                 windows += 1;
             };
             if threads > 1 {
@@ -187,14 +200,14 @@ impl<P: Piece> Windows<P> {
             }
             report
         });
-        (self.windows, self.events) = (windows, events);
+        (self.windows, self.events, self.critical) = (windows, events, critical);
         self.deliver_last_mail();
         report
     }
 
     /// Where the run is now: the next window starts at the earliest event
     /// any piece holds or any message it has yet to receive brings.
-    fn report(&self, windows: u64, events: u64) -> WindowEnd {
+    fn report(&self, windows: u64, events: u64, critical: u64) -> WindowEnd {
         let earliest = (0..self.slots.len())
             .map(|i| self.next_of(i))
             .min()
@@ -202,6 +215,7 @@ impl<P: Piece> Windows<P> {
         WindowEnd {
             windows,
             events,
+            critical,
             next: (earliest != u64::MAX).then_some(Time(earliest)),
         }
     }
@@ -328,12 +342,22 @@ impl<P: Piece> Windows<P> {
         }
     }
 
-    /// The events of the window that just ended, over all pieces.
-    fn count(&self) -> u64 {
+    /// The events of the window that just ended: over all pieces, and
+    /// those of its busiest piece.
+    fn count(&self) -> (u64, u64) {
         self.slots
             .iter()
-            .map(|s| std::mem::take(&mut lock(s).ran))
-            .sum()
+            .map(|s| {
+                let mut slot = lock(s);
+                slot.total += slot.ran;
+                std::mem::take(&mut slot.ran)
+            })
+            .fold((0, 0), |(all, busiest), n| (all + n, busiest.max(n)))
+    }
+
+    /// The events each piece ran in all windows so far, in piece order.
+    pub fn events_by_piece(&self) -> Vec<u64> {
+        self.slots.iter().map(|s| lock(s).total).collect()
     }
 }
 
@@ -558,7 +582,7 @@ mod tests {
         (logs, events)
     }
 
-    fn windowed(n: u32, threads: usize) -> (Vec<Vec<(Time, u32)>>, u64) {
+    fn windowed(n: u32, threads: usize) -> (Vec<Vec<(Time, u32)>>, WindowEnd) {
         let mut pieces: Vec<Ring> = (0..n)
             .map(|id| Ring {
                 id,
@@ -576,7 +600,32 @@ mod tests {
         assert_eq!(end.next, None);
         assert!(end.windows > 10, "{end:?}");
         let logs = w.into_pieces().into_iter().map(|p| p.log).collect();
-        (logs, end.events)
+        (logs, end)
+    }
+
+    /// The windows' critical events found from the serial logs alone: a
+    /// window starts at the earliest event not yet run and holds every
+    /// event before its start plus the lookahead; its busiest piece adds
+    /// its events.
+    fn critical_from_logs(logs: &[Vec<(Time, u32)>]) -> (u64, u64) {
+        let mut all: Vec<(u64, usize)> = logs
+            .iter()
+            .enumerate()
+            .flat_map(|(p, log)| log.iter().map(move |&(t, _)| (t.0, p)))
+            .collect();
+        all.sort_unstable();
+        let (mut windows, mut critical, mut i) = (0, 0, 0);
+        while i < all.len() {
+            let end = all[i].0 + LOOKAHEAD;
+            let mut per_piece = vec![0u64; logs.len()];
+            while i < all.len() && all[i].0 < end {
+                per_piece[all[i].1] += 1;
+                i += 1;
+            }
+            windows += 1;
+            critical += per_piece.into_iter().max().unwrap_or(0);
+        }
+        (windows, critical)
     }
 
     /// Any thread count gives the serial run's every event, in its order.
@@ -585,10 +634,21 @@ mod tests {
         for n in [1, 2, 5, 13] {
             let (logs, events) = serial(n);
             assert!(events > 100 * n as u64, "{events}");
+            let (windows, critical) = critical_from_logs(&logs);
             for threads in [1, 2, 3, 8] {
-                let (w_logs, w_events) = windowed(n, threads);
-                assert_eq!(w_events, events, "{n} pieces, {threads} threads");
+                let (w_logs, end) = windowed(n, threads);
+                assert_eq!(end.events, events, "{n} pieces, {threads} threads");
                 assert!(w_logs == logs, "{n} pieces, {threads} threads");
+                assert_eq!((end.windows, end.critical), (windows, critical));
+            }
+            // One piece runs every event in sequence; more share them.
+            if n == 1 {
+                assert_eq!(critical, events);
+            } else {
+                assert!(
+                    critical < events && critical * n as u64 >= events,
+                    "{critical}"
+                );
             }
         }
     }

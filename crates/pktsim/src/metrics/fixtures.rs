@@ -19,6 +19,7 @@ impl RunOutput {
             counters: Counters::default(),
             faults: Vec::new(),
             events: 0,
+            windows: None,
             sim_time: Time::ZERO + Duration::from_us(100),
             wall_time: std::time::Duration::ZERO,
             protocol: "x".into(),

@@ -293,6 +293,54 @@ pub struct FaultMark {
     pub counters_before: Counters,
 }
 
+/// How a partitioned run's windows went: for benchmarks and the curious,
+/// never written to a run's files (they are the same bytes whatever the
+/// number of threads or groups).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowStats {
+    /// Groups the network was dealt into.
+    pub groups: usize,
+    /// Threads that ran them.
+    pub threads: usize,
+    /// Windows run.
+    pub windows: u64,
+    /// Events run in the windows (the serial loop runs the rest).
+    pub events: u64,
+    /// The sum over the windows of the events of each window's busiest
+    /// group ([`crate::engine::windows::WindowEnd::critical`]).
+    pub critical: u64,
+    /// The events each group ran in the windows, by group.
+    pub events_by_group: Vec<u64>,
+}
+
+impl WindowStats {
+    /// The most a thread per group could gain over one thread on the
+    /// windows' events, from the balance of the groups alone:
+    /// `events / critical` (1 when nothing ran).
+    pub fn balance_bound(&self) -> f64 {
+        if self.critical == 0 {
+            1.0
+        } else {
+            self.events as f64 / self.critical as f64
+        }
+    }
+
+    /// The busiest group's events over the mean group's, over the whole
+    /// run (1: the groups shared the events evenly). The part of
+    /// [`WindowStats::balance_bound`]'s shortfall that a better deal of
+    /// the pieces could remove; the rest is how the load moves from one
+    /// window to the next.
+    pub fn busiest_over_mean(&self) -> f64 {
+        let n = self.events_by_group.len().max(1) as f64;
+        let busiest = self.events_by_group.iter().copied().max().unwrap_or(0) as f64;
+        if self.events == 0 {
+            1.0
+        } else {
+            busiest * n / self.events as f64
+        }
+    }
+}
+
 /// Everything a finished run hands to the output writer.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
@@ -316,6 +364,9 @@ pub struct RunOutput {
     pub faults: Vec<FaultMark>,
     /// Events processed.
     pub events: u64,
+    /// How the windows of a partitioned run went (`None`: the run was not
+    /// split).
+    pub windows: Option<WindowStats>,
     /// Simulated time at the end of the run.
     pub sim_time: Time,
     /// Wall-clock time of the event loop.

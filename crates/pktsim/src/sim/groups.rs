@@ -25,7 +25,7 @@ use super::{Event, Progress, SampleKind, Simulation, Stage, CLOCK_END};
 use crate::engine::windows::{Piece, WindowEnd, Windows};
 use crate::engine::EventQueue;
 use crate::metrics::timeseries::FlowSeries;
-use crate::metrics::{FaultMark, LinkSample, QueueSample};
+use crate::metrics::{FaultMark, LinkSample, QueueSample, WindowStats};
 use crate::net::partition::Partition;
 use crate::net::{Crossing, Network};
 use crate::packet::NodeId;
@@ -151,11 +151,13 @@ fn nearest_host(net: &Network) -> Vec<u32> {
 
 impl<T: Transport> Simulation<T> {
     /// Run this simulation on `threads` threads: `partition`'s pieces dealt
-    /// into as many groups, each running its own copy of the network (the
-    /// simulation's own for the first group, then `nets`, built like it)
-    /// and of the transport. Call after [`Simulation::setup`] and before the
-    /// run starts. Returns the number of groups, or why the run stays in one
-    /// (then nothing changes).
+    /// into one group more than `nets` holds copies, each group running its
+    /// own copy of the network (the simulation's own for the first group,
+    /// then `nets`, built like it) and of the transport. One copy fewer than
+    /// threads gives a group per thread; more groups than threads are taken
+    /// in turn, heaviest first. Call after [`Simulation::setup`] and before
+    /// the run starts. Returns the number of groups, or why the run stays in
+    /// one (then nothing changes).
     pub fn split(
         &mut self,
         partition: &Partition,
@@ -177,7 +179,7 @@ impl<T: Transport> Simulation<T> {
         if let Some(d) = self.net.fault_plan().and_then(|p| p.shortest_delay_set()) {
             lookahead = lookahead.min(d);
         }
-        let (group_of, groups) = deal(partition, &self.net, threads.min(nets.len() + 1));
+        let (group_of, groups) = deal(partition, &self.net, nets.len() + 1);
         if groups < 2 {
             return Err("one group".into());
         }
@@ -236,7 +238,8 @@ impl<T: Transport> Simulation<T> {
         let totals = Totals::default();
         let salt = self.events.salt();
         let flows: &[FlowSpec] = &self.flows;
-        let mut groups = Vec::with_capacity(copies.len() + 1);
+        let n_groups = copies.len() + 1;
+        let mut groups = Vec::with_capacity(n_groups);
         let own = (&mut self.net, &mut self.transport);
         let nets = std::iter::once(own).chain(copies.iter_mut().map(|(n, t)| (n, t)));
         for (g, (net, transport)) in nets.enumerate() {
@@ -292,6 +295,14 @@ impl<T: Transport> Simulation<T> {
             stopped: None,
         };
         let end = windows.run(limit, |we: &WindowEnd| watch.go_on(we, report));
+        self.window_stats = Some(WindowStats {
+            groups: n_groups,
+            threads: threads.min(n_groups),
+            windows: end.windows,
+            events: end.events,
+            critical: end.critical,
+            events_by_group: windows.events_by_piece(),
+        });
         let stopped = watch.stopped;
         let parts: Vec<Part> = windows
             .into_pieces()

@@ -12,7 +12,7 @@
 use crate::engine::{EventQueue, Popped, RngStreams, Tie};
 use crate::metrics::ideal::{ideal_fct, Hop};
 use crate::metrics::timeseries::{FlowSeries, SeriesSpec};
-use crate::metrics::{FlowResult, LinkSample, QueueSample, RunOutput};
+use crate::metrics::{FlowResult, LinkSample, QueueSample, RunOutput, WindowStats};
 use crate::net::Network;
 use crate::packet::{flags, FlowId, NodeId};
 use crate::time::{Duration, Time};
@@ -129,6 +129,8 @@ pub struct Simulation<T: Transport> {
     set_up: bool,
     /// The groups the run starts in, if it was split ([`Simulation::split`]).
     split: Option<Box<groups::Split<T>>>,
+    /// How the windows of the split went, once it ran.
+    window_stats: Option<WindowStats>,
 }
 
 /// The end of the clock's range: events are never run past it.
@@ -201,6 +203,7 @@ impl<T: Transport> Simulation<T> {
             wall: std::time::Duration::ZERO,
             set_up: false,
             split: None,
+            window_stats: None,
         }
     }
 
@@ -589,6 +592,7 @@ impl<T: Transport> Simulation<T> {
             counters: self.net.counters().clone(),
             faults: std::mem::take(&mut self.fault_marks),
             events: self.n_events,
+            windows: self.window_stats.take(),
             sim_time: self.events.now(),
             wall_time: self.wall,
             protocol: self.transport.name().to_string(),
