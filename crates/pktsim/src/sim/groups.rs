@@ -62,22 +62,27 @@ pub fn endgame_flows(burst: usize) -> usize {
 }
 
 /// Deal `partition`'s pieces into at most `groups` groups of about equal
-/// weight (a node weighs its ports), keeping neighbours together so that
-/// few packets cross between groups: pieces are laid out in the order of
-/// the hosts nearest them (a leaf with its hosts by its first host, a
-/// fat tree's aggregation switch next to its pod's leaves), then cut into
-/// consecutive runs of equal weight. Returns the group of each node and the
-/// number of groups.
-fn deal(partition: &Partition, net: &Network, groups: usize) -> (Vec<u32>, usize) {
+/// weight, keeping neighbours together so that few packets cross between
+/// groups: pieces are laid out in the order of the hosts nearest them (a
+/// leaf with its hosts by its first host, a fat tree's aggregation switch
+/// next to its pod's leaves), then cut into consecutive runs of equal
+/// weight. Returns the group of each node and the number of groups.
+///
+/// A piece weighs the ports of its nodes, which matches the events of a
+/// fabric's switches when traffic spreads evenly; the pieces with hosts
+/// share their ports' weight in proportion to the bytes `flows` will send
+/// from and to their hosts, known before the run. Weighed by ports alone,
+/// the busiest of 16 groups of the 20,000-flow k = 32 bench ran 1.088× the
+/// mean group's events (BENCHMARKS.md, "Without sixteen cores").
+fn deal(
+    partition: &Partition,
+    net: &Network,
+    groups: usize,
+    flows: &[FlowSpec],
+) -> (Vec<u32>, usize) {
     let groups = groups.clamp(1, partition.len().max(1));
     let nearest = nearest_host(net);
-    let weight = |p: u32| -> u64 {
-        partition
-            .nodes(p)
-            .iter()
-            .map(|n| net.nodes()[n.idx()].ports.len() as u64)
-            .sum()
-    };
+    let weights = piece_weights(partition, net, flows);
     let mut order: Vec<(u32, u32, u64)> = (0..partition.len() as u32)
         .map(|p| {
             let key = partition
@@ -86,7 +91,7 @@ fn deal(partition: &Partition, net: &Network, groups: usize) -> (Vec<u32>, usize
                 .map(|n| nearest[n.idx()])
                 .min()
                 .unwrap_or(u32::MAX);
-            (key, p, weight(p))
+            (key, p, weights[p as usize])
         })
         .collect();
     order.sort_unstable();
@@ -103,6 +108,37 @@ fn deal(partition: &Partition, net: &Network, groups: usize) -> (Vec<u32>, usize
         }
     }
     (group_of, groups)
+}
+
+/// Each piece's weight for [`deal`]: its nodes' ports, the total of the
+/// pieces with hosts shared among them by the bytes their hosts send and
+/// receive (by ports alone when the flows carry no bytes).
+fn piece_weights(partition: &Partition, net: &Network, flows: &[FlowSpec]) -> Vec<u64> {
+    let ports = |p: u32| -> u64 {
+        partition
+            .nodes(p)
+            .iter()
+            .map(|n| net.nodes()[n.idx()].ports.len() as u64)
+            .sum()
+    };
+    let mut weights: Vec<u64> = (0..partition.len() as u32).map(ports).collect();
+    let mut bytes = vec![0u128; partition.len()];
+    for f in flows {
+        for end in [f.src, f.dst] {
+            bytes[partition.piece_of(end) as usize] += f.size as u128;
+        }
+    }
+    let all_bytes: u128 = bytes.iter().sum();
+    let hosts_ports: u128 = (0..partition.len())
+        .filter(|&p| bytes[p] > 0)
+        .map(|p| weights[p] as u128)
+        .sum();
+    for (w, b) in weights.iter_mut().zip(&bytes) {
+        if let Some(share) = (hosts_ports * b).checked_div(all_bytes).filter(|_| *b > 0) {
+            *w = share as u64;
+        }
+    }
+    weights
 }
 
 /// For each node, the smallest id among the hosts nearest to it (fewest
@@ -179,7 +215,7 @@ impl<T: Transport> Simulation<T> {
         if let Some(d) = self.net.fault_plan().and_then(|p| p.shortest_delay_set()) {
             lookahead = lookahead.min(d);
         }
-        let (group_of, groups) = deal(partition, &self.net, nets.len() + 1);
+        let (group_of, groups) = deal(partition, &self.net, nets.len() + 1, &self.flows);
         if groups < 2 {
             return Err("one group".into());
         }
@@ -714,7 +750,7 @@ mod tests {
     #[test]
     fn a_deal_keeps_pieces_whole_and_pods_together() {
         let (p, net) = k4();
-        let (group_of, groups) = deal(&p, &net, 2);
+        let (group_of, groups) = deal(&p, &net, 2, &[]);
         assert_eq!(groups, 2);
         for piece in 0..p.len() as u32 {
             let g = group_of[p.nodes(piece)[0].idx()];
@@ -729,6 +765,39 @@ mod tests {
         assert_eq!((group_of[16], group_of[17], group_of[24]), (0, 0, 0));
         assert_eq!((group_of[22], group_of[23], group_of[30]), (1, 1, 1));
         // More groups than pieces: one piece per group at most.
-        assert_eq!(deal(&p, &net, 100).1, p.len());
+        assert_eq!(deal(&p, &net, 100, &[]).1, p.len());
+    }
+
+    /// The pieces whose hosts send or receive share their ports' weight
+    /// by those bytes; the others weigh their ports.
+    #[test]
+    fn the_pieces_with_traffic_share_their_weight_by_bytes() {
+        let (p, net) = k4();
+        let flow = |id, src, dst, size| FlowSpec {
+            id: crate::packet::FlowId(id),
+            src: NodeId(src),
+            dst: NodeId(dst),
+            size,
+            start: Time::ZERO,
+            tag: 0,
+            query: None,
+        };
+        // Leaf pieces: a ToR (4 ports) and two hosts (1 each). Bytes: the
+        // leaf of hosts 0-1 4,000, of 2-3 1,000, of 4-5 3,000, of 18
+        // ports in all.
+        let flows = [flow(0, 0, 2, 1000), flow(1, 4, 0, 3000)];
+        let by_ports = piece_weights(&p, &net, &[]);
+        let by_bytes = piece_weights(&p, &net, &flows);
+        let leaf = |h: u32| p.piece_of(NodeId(h)) as usize;
+        assert_eq!(by_ports[leaf(0)], 6);
+        assert_eq!(
+            (by_bytes[leaf(0)], by_bytes[leaf(2)], by_bytes[leaf(4)]),
+            (18 * 4000 / 8000, 18 * 1000 / 8000, 18 * 3000 / 8000)
+        );
+        for piece in 0..p.len() {
+            if ![leaf(0), leaf(2), leaf(4)].contains(&piece) {
+                assert_eq!(by_bytes[piece], by_ports[piece], "piece {piece}");
+            }
+        }
     }
 }
