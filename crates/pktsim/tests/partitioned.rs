@@ -209,25 +209,16 @@ fn more_groups_than_threads_give_the_serial_run() {
 }
 
 #[test]
-fn zero_groups_is_an_error_naming_the_field() {
-    let cfg = pktsim::config::Config::from_toml_str(&ring(SHARED, "[run]\ngroups = 0"), "<test>")
-        .expect("parses");
-    let e = cfg
-        .prepare(std::path::Path::new("."))
-        .err()
-        .expect("refused");
-    assert!(e.to_string().contains("run.groups"), "{e}");
-}
-
-#[test]
-fn zero_threads_is_an_error_naming_the_field() {
-    let cfg = pktsim::config::Config::from_toml_str(&ring(SHARED, "[run]\nthreads = 0"), "<test>")
-        .expect("parses");
-    let e = cfg
-        .prepare(std::path::Path::new("."))
-        .err()
-        .expect("refused");
-    assert!(e.to_string().contains("run.threads"), "{e}");
+fn zero_threads_or_groups_is_an_error_naming_the_field() {
+    for field in ["threads", "groups"] {
+        let toml = ring(SHARED, &format!("[run]\n{field} = 0"));
+        let cfg = pktsim::config::Config::from_toml_str(&toml, "<test>").expect("parses");
+        let e = cfg
+            .prepare(std::path::Path::new("."))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains(&format!("run.{field}")), "{e}");
+    }
 }
 
 /// TCP pacing (one release timer per flow) and the handshake (SYN and
