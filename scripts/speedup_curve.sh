@@ -2,8 +2,9 @@
 # The speed-up curve of one run over thread counts (issue 33): runs
 # `pktsim bench --config CONFIG --threads N` for each N, one after the other,
 # and prints CPU seconds (user + sys), wall seconds, the speed-up in wall time
-# over the first thread count, peak RSS and the load average before each run.
-# Every run must report the same events and packet-hops (the output does not
+# over the first thread count, the most that count could gain from the
+# balance of its groups alone (the bench's "balance" line; "-" at one
+# thread), peak RSS and the load average before each run. Every run must report the same events and packet-hops (the output does not
 # depend on the thread count); the script fails if one does not.
 #
 #   scripts/speedup_curve.sh [-b PKTSIM] [-t "1 2 4 8 16"] CONFIG
@@ -30,7 +31,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "config:  $config"
-printf '%-8s %12s %10s %9s %10s %8s %14s %14s\n' threads "CPU s" "wall s" speed-up "RSS MB" load events packet-hops
+printf '%-8s %12s %10s %9s %9s %10s %8s %14s %14s\n' threads "CPU s" "wall s" speed-up balance "RSS MB" load events packet-hops
 base_wall=""
 want=""
 for n in $threads; do
@@ -42,6 +43,7 @@ for n in $threads; do
     read -r user sys wall rss <"$tmp/time"
     events=$(awk '$1 == "events" {print $2}' "$tmp/out")
     hops=$(awk '$1 == "packet-hops" {print $2}' "$tmp/out")
+    bound=$(awk '$1 == "balance" {sub(/x$/, "", $9); print $9}' "$tmp/out")
     if [ -z "$want" ]; then
         want="$events $hops"
     elif [ "$want" != "$events $hops" ]; then
@@ -49,6 +51,6 @@ for n in $threads; do
         exit 1
     fi
     [ -n "$base_wall" ] || base_wall=$wall
-    awk -v n="$n" -v u="$user" -v s="$sys" -v w="$wall" -v b="$base_wall" -v r="$rss" -v l="$load" -v e="$events" -v h="$hops" \
-        'BEGIN { printf "%-8s %12.2f %10.2f %8.2fx %10.0f %8s %14s %14s\n", n, u + s, w, b / w, r / 1024, l, e, h }'
+    awk -v n="$n" -v u="$user" -v s="$sys" -v w="$wall" -v b="$base_wall" -v r="$rss" -v l="$load" -v e="$events" -v h="$hops" -v m="${bound:--}" \
+        'BEGIN { printf "%-8s %12.2f %10.2f %8.2fx %9s %10.0f %8s %14s %14s\n", n, u + s, w, b / w, (m == "-" ? m : m "x"), r / 1024, l, e, h }'
 done
