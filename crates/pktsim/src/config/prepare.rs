@@ -131,7 +131,7 @@ impl Config {
         if self.run.groups == Some(0) {
             return Err(Error::config("run.groups", "must be at least 1"));
         }
-        if self.run.groups.unwrap_or(threads) > 1 {
+        if self.network_copies() > 1 {
             let why = if !self.transport.splits() {
                 Some(format!(
                     "{}'s hosts read each other's state",
@@ -152,7 +152,8 @@ impl Config {
         Ok((threads, self.run.groups))
     }
 
-    /// Copies of the network a run keeps: one per group.
+    /// Copies of the network a run keeps: one per group (`[run] groups`,
+    /// by default one per thread).
     fn network_copies(&self) -> u64 {
         let threads = self.run.threads.unwrap_or(1).max(1);
         self.run.groups.unwrap_or(threads).max(1) as u64

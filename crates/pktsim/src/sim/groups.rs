@@ -133,9 +133,10 @@ fn piece_weights(partition: &Partition, net: &Network, flows: &[FlowSpec]) -> Ve
         .filter(|&p| bytes[p] > 0)
         .map(|p| weights[p] as u128)
         .sum();
-    for (w, b) in weights.iter_mut().zip(&bytes) {
-        if let Some(share) = (hosts_ports * b).checked_div(all_bytes).filter(|_| *b > 0) {
-            *w = share as u64;
+    for (w, &b) in weights.iter_mut().zip(&bytes) {
+        // b > 0 makes all_bytes > 0.
+        if b > 0 {
+            *w = (hosts_ports * b / all_bytes) as u64;
         }
     }
     weights
