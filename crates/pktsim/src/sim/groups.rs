@@ -221,7 +221,10 @@ impl<T: Transport> Simulation<T> {
             return Err("one group".into());
         }
         let mut copies = Vec::with_capacity(groups - 1);
-        for mut net in nets.into_iter().take(groups - 1) {
+        for (copy, mut net) in nets.into_iter().take(groups - 1).enumerate() {
+            // Copy `copy` runs group `copy + 1` (the simulation's own is 0).
+            let g = copy as u32 + 1;
+            let runs = |h: NodeId| group_of[h.idx()] == g;
             let Some(mut t) = self.transport.copy_for_group() else {
                 return Err(format!(
                     "{}'s hosts read each other's state; it runs on one thread",
@@ -236,7 +239,8 @@ impl<T: Transport> Simulation<T> {
                 self.format,
                 crate::engine::RngStreams::new(self.seed),
                 t.name(),
-            );
+            )
+            .for_hosts(&runs);
             t.setup(&env).map_err(|e| e.to_string())?;
             copies.push((net, t));
         }
@@ -706,6 +710,7 @@ mod tests {
     use crate::net::queue::QueueConfig;
     use crate::net::topology::fat_tree;
     use crate::net::{NetworkParams, Refusal};
+    use crate::packet::{FlowId, Packet};
     use crate::time::Rate;
 
     fn k4() -> (Partition, Network) {
@@ -800,5 +805,85 @@ mod tests {
                 assert_eq!(by_bytes[piece], by_ports[piece], "piece {piece}");
             }
         }
+    }
+
+    /// A protocol whose host state is the size of its flow tables.
+    struct TableSizes(crate::transport::per_host::FlowSlots);
+
+    impl crate::transport::per_host::HostProtocol for TableSizes {
+        type Host = (usize, usize);
+        fn name(&self) -> &'static str {
+            "table-sizes"
+        }
+        fn setup(&mut self, env: &Setup) -> crate::Result<()> {
+            self.0 = crate::transport::per_host::FlowSlots::new(env);
+            Ok(())
+        }
+        fn new_host(&self, _env: &Setup, host: NodeId) -> (usize, usize) {
+            (self.0.n_send(host), self.0.n_recv(host))
+        }
+        fn start_flow(&self, _: &mut Self::Host, _: &mut crate::sim::Ctx, _: FlowId) {}
+        fn on_packet(&self, _: &mut Self::Host, _: &mut crate::sim::Ctx, _: Packet) {}
+        fn on_timer(&self, _: &mut Self::Host, _: &mut crate::sim::Ctx, _: u32, _: u8) {}
+        fn copy_for_group(&self) -> Option<Self> {
+            Some(TableSizes(Default::default()))
+        }
+    }
+
+    /// A group's copy of the transport holds flow tables for its own hosts
+    /// only; the simulation's own copy (group 0, which gathers every host
+    /// at the end) holds them for all.
+    #[test]
+    fn a_groups_copy_holds_flow_tables_only_for_its_hosts() {
+        let (p, net) = k4();
+        let (_, copy) = k4();
+        // Every host sends to the host five further on.
+        let flows: Vec<FlowSpec> = (0..16)
+            .map(|i| FlowSpec {
+                id: FlowId(i),
+                src: NodeId(i),
+                dst: NodeId((i + 5) % 16),
+                size: 1000,
+                start: Time::ZERO,
+                tag: 0,
+                query: None,
+            })
+            .collect();
+        let workload = crate::workload::Workload {
+            flows,
+            tags: Vec::new(),
+        };
+        let format = PacketFormat {
+            mss: 1460,
+            header: 40,
+        };
+        let limits = crate::sim::RunLimits {
+            time_limit: None,
+            event_limit: None,
+            queue_sample_interval: None,
+            sample_host_queues: false,
+            link_sample_interval: None,
+            timeseries: None,
+            no_progress_limit: None,
+            cancel: None,
+        };
+        let transport = crate::transport::per_host::PerHost::new(TableSizes(Default::default()));
+        let mut sim = Simulation::new(net, transport, workload, format, limits, 1);
+        sim.setup().expect("setup");
+        assert_eq!(sim.split(&p, vec![copy], 2), Ok(2));
+        let split = sim.split.as_ref().expect("split");
+        assert!(sim.transport.hosts().iter().all(|&h| h == (1, 1)));
+        let copy = split.copies[0].1.hosts();
+        let mut own = 0;
+        for (h, &sizes) in copy.iter().enumerate() {
+            if split.group_of[h] == 1 {
+                own += 1;
+                assert_eq!(sizes, (1, 1), "host {h}");
+            } else {
+                assert_eq!(sizes, (0, 0), "host {h}");
+            }
+        }
+        // Each group has hosts of its own.
+        assert!((1..16).contains(&own), "{own} of 16 hosts in group 1");
     }
 }

@@ -122,6 +122,8 @@ pub struct Setup<'a> {
     format: PacketFormat,
     streams: RngStreams,
     protocol: &'static str,
+    /// The hosts whose flows this copy runs (`None`: every host).
+    runs: Option<&'a dyn Fn(NodeId) -> bool>,
 }
 
 impl<'a> Setup<'a> {
@@ -139,7 +141,22 @@ impl<'a> Setup<'a> {
             format,
             streams,
             protocol,
+            runs: None,
         }
+    }
+    /// The setup view of one group's copy in a partitioned run: it runs
+    /// only the hosts `runs` accepts, so per-flow tables need entries for
+    /// their flows alone ([`Setup::runs_host`]).
+    pub(crate) fn for_hosts(mut self, runs: &'a dyn Fn(NodeId) -> bool) -> Self {
+        self.runs = Some(runs);
+        self
+    }
+    /// Whether this copy of the transport runs `host`'s calls: every host
+    /// in a run on one group; in a partitioned run's other copies, only the
+    /// hosts of the copy's group. A host it does not run is never called,
+    /// and its state is replaced by its own group's when the run gathers.
+    pub fn runs_host(&self, host: NodeId) -> bool {
+        self.runs.is_none_or(|runs| runs(host))
     }
     /// Number of hosts in the network (`NodeId(0)..NodeId(n)`).
     pub fn n_hosts(&self) -> u32 {

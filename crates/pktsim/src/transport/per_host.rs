@@ -196,13 +196,30 @@ pub struct FlowSlots {
 }
 
 impl FlowSlots {
-    /// The slots of every flow of the run.
+    /// The slots of every flow of the run. A host the copy does not run
+    /// ([`Setup::runs_host`]) gets empty tables: its flows keep their slot
+    /// numbers, but `n_send` and `n_recv` are 0 there, so a group of a
+    /// partitioned run holds per-flow state only for its own hosts' flows
+    /// (sixteen copies of every flow's sender would cost gigabytes on a
+    /// run of a million flows).
     pub fn new(env: &Setup) -> Self {
         let ends = (0..env.n_flows()).map(|i| {
             let spec = env.flow(FlowId(i as u32));
             (spec.src, spec.dst)
         });
-        FlowSlots::from_ends(env.n_hosts() as usize, ends)
+        FlowSlots::from_ends(env.n_hosts() as usize, ends).only_at(|h| env.runs_host(h))
+    }
+    /// These slots with empty tables at every host `runs` refuses: their
+    /// flows keep their slot numbers (the host that does run them counts
+    /// them alike).
+    fn only_at(mut self, runs: impl Fn(NodeId) -> bool) -> Self {
+        for h in 0..self.n_send.len() {
+            if !runs(NodeId(h as u32)) {
+                self.n_send[h] = 0;
+                self.n_recv[h] = 0;
+            }
+        }
+        self
     }
     /// The slots of flows `0..` with these (source, destination) pairs, on
     /// `n_hosts` hosts.
@@ -313,6 +330,22 @@ mod tests {
         // Host 3 is not in the run: no flows.
         assert_eq!(n_send, [2, 1, 1, 0]);
         assert_eq!(n_recv, [1, 2, 1, 0]);
+    }
+
+    #[test]
+    fn a_copy_holds_tables_only_for_its_own_hosts() {
+        // The copy runs host 1 alone: hosts 0 and 2 get empty tables, and
+        // host 1's flows keep the numbers the whole run gives them.
+        let all = slots();
+        let s = slots().only_at(|h| h == NodeId(1));
+        let n_send: Vec<usize> = (0..3).map(|h| s.n_send(NodeId(h))).collect();
+        let n_recv: Vec<usize> = (0..3).map(|h| s.n_recv(NodeId(h))).collect();
+        assert_eq!(n_send, [0, 1, 0]);
+        assert_eq!(n_recv, [0, 2, 0]);
+        for f in 0..4 {
+            assert_eq!(s.send(FlowId(f)), all.send(FlowId(f)));
+            assert_eq!(s.recv(FlowId(f)), all.recv(FlowId(f)));
+        }
     }
 
     #[test]
