@@ -134,11 +134,14 @@ def run(
     until every file of this one is complete, then holds this run's (files
     pktsim did not write are kept). A failure (a full disk, Ctrl-C, a
     crash) leaves it as it was. A run in which no flow finished gives a
-    :class:`RuntimeWarning`.
+    :class:`RuntimeWarning`, and so does each warning ``pktsim run`` prints:
+    the config's (those ``pktsim validate`` prints: a protocol that runs on
+    one thread whatever ``threads`` says, an allowed mismatch), and more
+    threads than the process has cores.
     """
     src = source_of(config, base_dir)
     dest = Path(out) if out is not None else Path("results") / src.name
-    _core.run(
+    warned = _core.run(
         src.text,
         str(dest),
         label=src.label,
@@ -148,6 +151,8 @@ def run(
         command_line=" ".join(sys.argv) or None,
         threads=threads,
     )
+    for w in warned:
+        warnings.warn(w, RuntimeWarning, stacklevel=2)
     res = RunResult(dest)
     s = res.summary
     if s.get("flows", 0) > 0 and s.get("finished", 0) == 0:

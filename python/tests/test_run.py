@@ -50,6 +50,15 @@ def test_threads_give_the_same_bytes(tmp_path: Path, small_dict: dict) -> None:
     assert e.value.field == "run.threads"
 
 
+def test_a_run_that_cannot_split_warns(tmp_path: Path, small_dict: dict) -> None:
+    # No link of 100 ns or more to cut: the run keeps to one thread and
+    # says so, as ``pktsim run`` does.
+    cfg = copy.deepcopy(small_dict)
+    cfg["topology"]["link_delay"] = "50ns"
+    with pytest.warns(RuntimeWarning, match=r"run\.threads: .*one thread"):
+        pktsim.run(cfg, tmp_path / "two", threads=2)
+
+
 def test_link_series_are_a_table_per_port_and_interval(tmp_path: Path, small_dict: dict) -> None:
     cfg = copy.deepcopy(small_dict)
     cfg.setdefault("output", {})["links"] = {"interval": "100us"}

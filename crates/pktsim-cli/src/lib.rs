@@ -381,7 +381,11 @@ fn cmd_run(
         PathBuf::from("results").join(stem.unwrap_or_else(|| "run".into()))
     });
     let command_line = Some(std::env::args().collect::<Vec<_>>().join(" "));
-    let summary = run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line, None)?;
+    let RunDone { summary, warnings } =
+        run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line, None)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     if let Some(w) = no_flow_finished(&summary) {
         eprintln!("warning: {w}");
     }
@@ -488,9 +492,35 @@ pub fn short_summary(s: &Summary, dir: &Path) -> String {
     out
 }
 
+/// A run written by [`run_to_dir`]: its summary, and the warnings to show
+/// the user (the config's, as `pktsim validate` prints them, and one when
+/// the run asks for more threads than the process has cores).
+pub struct RunDone {
+    /// What `summary.json` holds.
+    pub summary: Summary,
+    /// One line each, without a `warning: ` prefix.
+    pub warnings: Vec<String>,
+}
+
+/// The warning for a run split over more threads than the cores this
+/// process may use (its CPU affinity and cgroup quota, as the standard
+/// library reads them): every window waits for its slowest thread, so
+/// threads that share a core make the run slower, not faster
+/// (docs/engine.md, "When it pays"). `None` when the cores are not known.
+pub fn threads_over_cores(threads: usize, cores: Option<usize>) -> Option<String> {
+    let cores = cores?;
+    (threads > cores).then(|| {
+        format!(
+            "run.threads = {threads} is more than the {cores} cores this process may use: \
+             every window waits for its slowest thread, so the run is slower than on \
+             {cores} (the results are the same)"
+        )
+    })
+}
+
 /// Run `cfg` (relative paths resolve against `base`) and write its results
-/// into `dir`: what `pktsim run` does, minus printing. A progress bar shows
-/// on a terminal unless `quiet`.
+/// into `dir`: what `pktsim run` does, minus printing (the warnings come
+/// back to the caller). A progress bar shows on a terminal unless `quiet`.
 ///
 /// The directory is checked and locked before the config is prepared (a
 /// second run into it is refused while this one holds the lock), and the
@@ -504,7 +534,7 @@ pub fn run_to_dir(
     quiet: bool,
     command_line: Option<String>,
     cancel: Option<Arc<AtomicBool>>,
-) -> Result<Summary, Error> {
+) -> Result<RunDone, Error> {
     let cancelled = || {
         cancel
             .as_ref()
@@ -514,6 +544,12 @@ pub fn run_to_dir(
     let lock = OutDirLock::acquire(dir)?;
     let mut exp = cfg.prepare(base)?;
     let mismatches = exp.allowed_mismatches.clone();
+    let mut warnings = exp.warnings.clone();
+    // A run that cannot split has said so (its own `run.threads:` line).
+    if !warnings.iter().any(|w| w.starts_with("run.threads:")) {
+        let cores = std::thread::available_parallelism().ok().map(|n| n.get());
+        warnings.extend(threads_over_cores(exp.threads, cores));
+    }
     if cancelled() {
         return Err(cancelled_error());
     }
@@ -553,7 +589,7 @@ pub fn run_to_dir(
         &meta,
         host_names.as_deref(),
     )?;
-    Ok(summary)
+    Ok(RunDone { summary, warnings })
 }
 
 fn cancelled_error() -> Error {
@@ -816,6 +852,19 @@ fn print_out(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_threads_than_cores_warns_and_no_more_does_not() {
+        let w = threads_over_cores(8, Some(2)).expect("8 threads on 2 cores");
+        assert!(
+            w.starts_with("run.threads = 8 is more than the 2 cores"),
+            "{w}"
+        );
+        assert_eq!(threads_over_cores(2, Some(2)), None);
+        assert_eq!(threads_over_cores(1, Some(16)), None);
+        // Cores unknown: no guess.
+        assert_eq!(threads_over_cores(64, None), None);
+    }
 
     #[test]
     fn progress_follows_simulated_time_until_the_last_start_then_flows() {

@@ -260,6 +260,37 @@ fn a_rerun_removes_the_files_of_the_earlier_run() {
 }
 
 #[test]
+fn a_run_that_cannot_split_says_so() {
+    // No link of 100 ns or more to cut between pieces: one thread, and the
+    // run says so, as `pktsim validate` does.
+    let cfg = GOOD.replace("link_delay = \"0.2us\"", "link_delay = \"50ns\"");
+    let c = Case::new(&cfg, Some(CDF));
+    let o = pktsim(
+        &[
+            "run",
+            "exp.toml",
+            "--quiet",
+            "--threads",
+            "2",
+            "--out",
+            "res",
+        ],
+        &c.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: run.threads: the topology has no link")
+            && err.contains("one thread"),
+        "{err}"
+    );
+    // The same run on one thread has nothing to say.
+    let o = pktsim(&["run", "exp.toml", "--quiet", "--out", "res1"], &c.path());
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+}
+
+#[test]
 fn a_run_where_no_flow_finishes_warns() {
     let cfg = format!("{GOOD}[run]\ntime_limit = \"1ns\"\n");
     let c = Case::new(&cfg, Some(CDF));

@@ -225,7 +225,8 @@ fn json_to_toml(json_text: &str) -> PyResult<String> {
 /// Run a config (TOML text) and write its results into `out_dir`
 /// (`flows.parquet`, `summary.json`, `config.toml`, maybe
 /// `queues.parquet`), all or nothing: the directory holds its earlier run
-/// until every file of this one is written. The GIL is released while the
+/// until every file of this one is written. Returns the run's warnings
+/// (what `pktsim run` prints after `warning: `). The GIL is released while the
 /// simulation runs, so Python threads (a progress bar, a Dask worker's
 /// heartbeat) keep going; Ctrl-C stops the run, writes nothing and raises
 /// `KeyboardInterrupt`.
@@ -242,7 +243,7 @@ fn run(
     quiet: bool,
     command_line: Option<String>,
     threads: Option<usize>,
-) -> PyResult<()> {
+) -> PyResult<Vec<String>> {
     let mut cfg = parse(py, toml_text, label)?;
     if let Some(s) = seed {
         cfg.seed = s;
@@ -257,7 +258,7 @@ fn run(
     interruptible(py, &cancel, true, move || {
         pktsim_cli::run_to_dir(&cfg, &base, &dir, quiet, command_line, flag)
     })?
-    .map(|_| ())
+    .map(|done| done.warnings)
     .map_err(|e| to_py(py, e))
 }
 
