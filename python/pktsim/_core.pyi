@@ -1,6 +1,8 @@
 """Type stubs of the compiled core (crates/pktsim-py)."""
 
-def validate(toml_text: str, label: str = "<string>", base_dir: str = ".") -> str: ...
+def validate(
+    toml_text: str, label: str = "<string>", base_dir: str = "."
+) -> tuple[str, list[str]]: ...
 def json_to_toml(json_text: str) -> str: ...
 def run(
     toml_text: str,

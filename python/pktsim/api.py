@@ -171,6 +171,10 @@ def validate(
 ) -> str:
     """Check a config (and build its topology and workload) without running
     it; returns the resolved config as TOML. Raises :class:`ConfigError`;
+    each warning ``pktsim validate`` prints is a :class:`RuntimeWarning`.
     Ctrl-C interrupts it at once."""
     src = source_of(config, base_dir)
-    return _core.validate(src.text, label=src.label, base_dir=src.base_dir)
+    text, warned = _core.validate(src.text, label=src.label, base_dir=src.base_dir)
+    for w in warned:
+        warnings.warn(w, RuntimeWarning, stacklevel=2)
+    return text

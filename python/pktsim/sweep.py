@@ -29,6 +29,7 @@ import sys
 import time
 import urllib.parse
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -471,7 +472,9 @@ def sweep(
         key = json.dumps([p["config"], p["params"]], sort_keys=True, default=str)
         if key not in checked:
             checked.add(key)
-            _core.validate(p["toml"], label=p["label"], base_dir=p["base_dir"])
+            _, warned = _core.validate(p["toml"], label=p["label"], base_dir=p["base_dir"])
+            for w in warned:
+                warnings.warn(f"{p['label']}: {w}", RuntimeWarning, stacklevel=2)
     _write_manifest(outp, base, grid, seeds, fixed, points)
     todo = [p for p in points if not is_finished(p)]
     result = SweepResult(out=outp, points=points, skipped=len(points) - len(todo))

@@ -57,6 +57,10 @@ def test_a_run_that_cannot_split_warns(tmp_path: Path, small_dict: dict) -> None
     cfg["topology"]["link_delay"] = "50ns"
     with pytest.warns(RuntimeWarning, match=r"run\.threads: .*one thread"):
         pktsim.run(cfg, tmp_path / "two", threads=2)
+    # validate says the same, as ``pktsim validate`` does.
+    cfg["run"] = {"threads": 2}
+    with pytest.warns(RuntimeWarning, match=r"run\.threads: .*one thread"):
+        pktsim.validate(cfg)
 
 
 def test_link_series_are_a_table_per_port_and_interval(tmp_path: Path, small_dict: dict) -> None:

@@ -195,19 +195,27 @@ fn parse(py: Python<'_>, toml_text: &str, label: &str) -> PyResult<Config> {
 
 /// Parse and validate a config (TOML text; `label` names it in errors;
 /// relative paths resolve against `base_dir`) without running it. Returns
-/// the resolved config as TOML, every default filled in.
+/// the resolved config as TOML, every default filled in, and the warnings
+/// `pktsim validate` prints.
 #[pyfunction]
 #[pyo3(signature = (toml_text, label = "<string>", base_dir = "."))]
-fn validate(py: Python<'_>, toml_text: &str, label: &str, base_dir: &str) -> PyResult<String> {
+fn validate(
+    py: Python<'_>,
+    toml_text: &str,
+    label: &str,
+    base_dir: &str,
+) -> PyResult<(String, Vec<String>)> {
     let cfg = parse(py, toml_text, label)?;
     let base = PathBuf::from(base_dir);
     let c = cfg.clone();
     // Building a large topology can take a while: Ctrl-C answers at once
     // and leaves the thread to drop what it built.
     let cancel = Arc::new(AtomicBool::new(false));
-    interruptible(py, &cancel, false, move || c.prepare(&base).map(|_| ()))?
-        .map_err(|e| to_py(py, e))?;
-    Ok(cfg.to_toml())
+    let warnings = interruptible(py, &cancel, false, move || {
+        c.prepare(&base).map(|exp| exp.warnings)
+    })?
+    .map_err(|e| to_py(py, e))?;
+    Ok((cfg.to_toml(), warnings))
 }
 
 /// Turn a JSON object (a config as nested dicts) into TOML text, so that
