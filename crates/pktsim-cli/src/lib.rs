@@ -545,8 +545,8 @@ pub fn run_to_dir(
     let mut exp = cfg.prepare(base)?;
     let mismatches = exp.allowed_mismatches.clone();
     let mut warnings = exp.warnings.clone();
-    // A run that cannot split has said so (its own `run.threads:` line).
-    if !warnings.iter().any(|w| w.starts_with("run.threads:")) {
+    // A run that cannot split has said so, and uses one thread.
+    if !exp.keeps_to_one_thread() {
         let cores = std::thread::available_parallelism().ok().map(|n| n.get());
         warnings.extend(threads_over_cores(exp.threads, cores));
     }

@@ -522,6 +522,20 @@ pub struct Experiment {
     pub warnings: Vec<String>,
 }
 
+/// How the warning of a run that asks for threads but cannot split begins
+/// (the rest says why).
+pub(crate) const ONE_THREAD_WARNING: &str = "run.threads: ";
+
+impl Experiment {
+    /// Whether the run asks for more than one thread and cannot split, so
+    /// runs on one (its warnings say why).
+    pub fn keeps_to_one_thread(&self) -> bool {
+        self.warnings
+            .iter()
+            .any(|w| w.starts_with(ONE_THREAD_WARNING))
+    }
+}
+
 /// Links shorter than this are never cut between the groups of a
 /// partitioned run: a window lasts the shortest cut link's delay, and
 /// windows much shorter than a packet's transmission would cost more in

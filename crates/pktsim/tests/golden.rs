@@ -191,7 +191,7 @@ fn run_config_on(rel: &str, threads: usize) -> (RunOutput, bool) {
     let exp = cfg
         .prepare(&base_dir_of(&path))
         .unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let split = threads > 1 && !exp.warnings.iter().any(|w| w.starts_with("run.threads:"));
+    let split = threads > 1 && !exp.keeps_to_one_thread();
     let out = exp.run(None).unwrap_or_else(|e| panic!("{rel}: {e}"));
     assert!(out.counters.conserved(), "{rel}: {:?}", out.counters);
     (out, split)

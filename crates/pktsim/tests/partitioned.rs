@@ -69,7 +69,7 @@ sample_host_queues = true
 pub fn run_on(toml: &str, threads: usize) -> (RunOutput, bool) {
     let mut exp = prepare(toml);
     exp.threads = threads;
-    let split = threads > 1 && !exp.warnings.iter().any(|w| w.starts_with("run.threads:"));
+    let split = threads > 1 && !exp.keeps_to_one_thread();
     let out = exp.run(None).expect("runs");
     assert_conserved(&out);
     (out, split)

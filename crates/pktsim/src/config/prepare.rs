@@ -7,7 +7,8 @@
 
 use super::semantics::{self, Mismatch};
 use super::{
-    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MIN_CUT_DELAY, TCP_HOST_BUFFER,
+    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MIN_CUT_DELAY, ONE_THREAD_WARNING,
+    TCP_HOST_BUFFER,
 };
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
@@ -146,7 +147,9 @@ impl Config {
                 net.partition_blocker().map(str::to_string)
             };
             if let Some(why) = why {
-                warnings.push(format!("run.threads: {why}; the run uses one thread"));
+                warnings.push(format!(
+                    "{ONE_THREAD_WARNING}{why}; the run uses one thread"
+                ));
             }
         }
         Ok((threads, self.run.groups))

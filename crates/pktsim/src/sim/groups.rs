@@ -712,6 +712,7 @@ mod tests {
     use crate::net::{NetworkParams, Refusal};
     use crate::packet::{FlowId, Packet};
     use crate::time::Rate;
+    use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 
     fn k4() -> (Partition, Network) {
         let rate = Rate::gbps(10);
@@ -774,20 +775,24 @@ mod tests {
         assert_eq!(deal(&p, &net, 100, &[]).1, p.len());
     }
 
-    /// The pieces whose hosts send or receive share their ports' weight
-    /// by those bytes; the others weigh their ports.
-    #[test]
-    fn the_pieces_with_traffic_share_their_weight_by_bytes() {
-        let (p, net) = k4();
-        let flow = |id, src, dst, size| FlowSpec {
-            id: crate::packet::FlowId(id),
+    /// Flow `id` of `size` bytes from host `src` to host `dst`, at time 0.
+    fn flow(id: u32, src: u32, dst: u32, size: u64) -> FlowSpec {
+        FlowSpec {
+            id: FlowId(id),
             src: NodeId(src),
             dst: NodeId(dst),
             size,
             start: Time::ZERO,
             tag: 0,
             query: None,
-        };
+        }
+    }
+
+    /// The pieces whose hosts send or receive share their ports' weight
+    /// by those bytes; the others weigh their ports.
+    #[test]
+    fn the_pieces_with_traffic_share_their_weight_by_bytes() {
+        let (p, net) = k4();
         // Leaf pieces: a ToR (4 ports) and two hosts (1 each). Bytes: the
         // leaf of hosts 0-1 4,000, of 2-3 1,000, of 4-5 3,000, of 18
         // ports in all.
@@ -808,15 +813,15 @@ mod tests {
     }
 
     /// A protocol whose host state is the size of its flow tables.
-    struct TableSizes(crate::transport::per_host::FlowSlots);
+    struct TableSizes(FlowSlots);
 
-    impl crate::transport::per_host::HostProtocol for TableSizes {
+    impl HostProtocol for TableSizes {
         type Host = (usize, usize);
         fn name(&self) -> &'static str {
             "table-sizes"
         }
         fn setup(&mut self, env: &Setup) -> crate::Result<()> {
-            self.0 = crate::transport::per_host::FlowSlots::new(env);
+            self.0 = FlowSlots::new(env);
             Ok(())
         }
         fn new_host(&self, _env: &Setup, host: NodeId) -> (usize, usize) {
@@ -838,17 +843,7 @@ mod tests {
         let (p, net) = k4();
         let (_, copy) = k4();
         // Every host sends to the host five further on.
-        let flows: Vec<FlowSpec> = (0..16)
-            .map(|i| FlowSpec {
-                id: FlowId(i),
-                src: NodeId(i),
-                dst: NodeId((i + 5) % 16),
-                size: 1000,
-                start: Time::ZERO,
-                tag: 0,
-                query: None,
-            })
-            .collect();
+        let flows: Vec<FlowSpec> = (0..16).map(|i| flow(i, i, (i + 5) % 16, 1000)).collect();
         let workload = crate::workload::Workload {
             flows,
             tags: Vec::new(),
@@ -867,7 +862,7 @@ mod tests {
             no_progress_limit: None,
             cancel: None,
         };
-        let transport = crate::transport::per_host::PerHost::new(TableSizes(Default::default()));
+        let transport = PerHost::new(TableSizes(Default::default()));
         let mut sim = Simulation::new(net, transport, workload, format, limits, 1);
         sim.setup().expect("setup");
         assert_eq!(sim.split(&p, vec![copy], 2), Ok(2));
