@@ -520,19 +520,17 @@ pub struct Experiment {
     /// What is worth saying before the run but does not stop it (many GB
     /// of queue samples, an allowed mismatch), one line each.
     pub warnings: Vec<String>,
+    /// Why the run cannot split although it asks for more than one group,
+    /// so runs in one (a warning says so too); `None` when it can, or
+    /// asks for one.
+    pub unsplittable: Option<String>,
 }
-
-/// How the warning of a run that asks for threads but cannot split begins
-/// (the rest says why).
-pub(crate) const ONE_THREAD_WARNING: &str = "run.threads: ";
 
 impl Experiment {
     /// Whether the run asks for more than one thread and cannot split, so
-    /// runs on one (its warnings say why).
+    /// runs on one ([`Experiment::unsplittable`] says why).
     pub fn keeps_to_one_thread(&self) -> bool {
-        self.warnings
-            .iter()
-            .any(|w| w.starts_with(ONE_THREAD_WARNING))
+        self.unsplittable.is_some()
     }
 }
 

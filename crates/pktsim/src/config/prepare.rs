@@ -7,8 +7,7 @@
 
 use super::semantics::{self, Mismatch};
 use super::{
-    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MIN_CUT_DELAY, ONE_THREAD_WARNING,
-    TCP_HOST_BUFFER,
+    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MIN_CUT_DELAY, TCP_HOST_BUFFER,
 };
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
@@ -88,10 +87,14 @@ impl Config {
             }
         }
         let allowed_mismatches = self.allowed_mismatches(&mismatches, &mut warnings);
-        let (threads, groups) = self.check_threads(&topo, &net, &mut warnings)?;
+        let (threads, groups, unsplittable) = self.check_threads(&topo, &net)?;
+        if let Some(why) = &unsplittable {
+            warnings.push(format!("run.threads: {why}; the run uses one thread"));
+        }
         Ok(Experiment {
             allowed_mismatches,
             warnings,
+            unsplittable,
             config: self.clone(),
             topology: topo,
             net,
@@ -117,14 +120,13 @@ impl Config {
     }
 
     /// The run's threads and groups (`[run] threads` and `[run] groups`,
-    /// at least 1; `None` groups: one per thread); a warning when the run
-    /// cannot split and uses one of each.
+    /// at least 1; `None` groups: one per thread), and why the run cannot
+    /// split when it asks to (it then uses one of each).
     fn check_threads(
         &self,
         topo: &TopologySpec,
         net: &Network,
-        warnings: &mut Vec<String>,
-    ) -> Result<(usize, Option<usize>)> {
+    ) -> Result<(usize, Option<usize>, Option<String>)> {
         let threads = self.run.threads.unwrap_or(1);
         if threads == 0 {
             return Err(Error::config("run.threads", "must be at least 1"));
@@ -132,27 +134,22 @@ impl Config {
         if self.run.groups == Some(0) {
             return Err(Error::config("run.groups", "must be at least 1"));
         }
-        if self.network_copies() > 1 {
-            let why = if !self.transport.splits() {
-                Some(format!(
-                    "{}'s hosts read each other's state",
-                    self.transport.name()
-                ))
-            } else if Partition::natural(topo, MIN_CUT_DELAY).len() < 2 {
-                Some(format!(
-                    "the topology has no link between switches of at least {} to cut",
-                    MIN_CUT_DELAY
-                ))
-            } else {
-                net.partition_blocker().map(str::to_string)
-            };
-            if let Some(why) = why {
-                warnings.push(format!(
-                    "{ONE_THREAD_WARNING}{why}; the run uses one thread"
-                ));
-            }
-        }
-        Ok((threads, self.run.groups))
+        let why = if self.network_copies() < 2 {
+            None
+        } else if !self.transport.splits() {
+            Some(format!(
+                "{}'s hosts read each other's state",
+                self.transport.name()
+            ))
+        } else if Partition::natural(topo, MIN_CUT_DELAY).len() < 2 {
+            Some(format!(
+                "the topology has no link between switches of at least {} to cut",
+                MIN_CUT_DELAY
+            ))
+        } else {
+            net.partition_blocker().map(str::to_string)
+        };
+        Ok((threads, self.run.groups, why))
     }
 
     /// Copies of the network a run keeps: one per group (`[run] groups`,
