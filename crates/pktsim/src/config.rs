@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::metrics::RunOutput;
 use crate::net::partition::Partition;
 use crate::net::queue::QueueConfig;
+use crate::net::routing::Routing;
 use crate::net::switch::{FastLaneConfig, Refusal};
 use crate::net::topology::{TopologyConfig, TopologySpec};
 use crate::net::{Forwarding, LoadBalancing, Network, NetworkParams};
@@ -541,9 +542,10 @@ impl Experiment {
 pub(crate) const MIN_CUT_DELAY: Duration = Duration::from_ns(100);
 
 /// `n` copies of the network for the groups of a partitioned run, built
-/// at once on threads of their own: each copy is a whole network (tens of
-/// MB on a large fat tree, most of its building time spent having the
-/// system clear its fresh pages), and built one after the other they were
+/// at once on threads of their own, sharing `routes` (the built network's
+/// routing tables): each copy is otherwise a whole network (its ports and
+/// link inboxes: tens of MB on a large fat tree, most of its building time
+/// spent having the system clear its fresh pages), and built one after the other they were
 /// a serial start that grew with the thread count (0.2 s each at k = 32 on
 /// this project's 2-core machine). The copies are identical whatever
 /// thread builds them.
@@ -551,13 +553,14 @@ fn build_copies(
     topology: &TopologySpec,
     params: &NetworkParams,
     streams: &RngStreams,
+    routes: &Routing,
     n: usize,
 ) -> Result<Vec<Network>> {
     std::thread::scope(|scope| {
         let builders: Vec<_> = (0..n)
             .map(|_| {
                 let params = params.clone();
-                scope.spawn(move || Network::build(topology, params, streams))
+                scope.spawn(move || Network::build_sharing(topology, params, streams, routes))
             })
             .collect();
         builders
@@ -580,13 +583,15 @@ impl SimSetup for RunSetup<'_> {
     fn run<T: Transport>(self, t: T) -> Result<RunOutput> {
         let e = self.exp;
         let seed = e.config.seed;
+        // The copies share the built network's routing tables.
+        let routes = e.net.routing().clone();
         let mut sim = Simulation::new(e.net, t, e.workload, e.format, e.limits, seed);
         let groups = e.groups.unwrap_or(e.threads);
         if groups > 1 {
             sim.setup()?;
             let partition = Partition::natural(&e.topology, MIN_CUT_DELAY);
             let streams = RngStreams::new(seed);
-            let nets = build_copies(&e.topology, &e.net_params, &streams, groups - 1)?;
+            let nets = build_copies(&e.topology, &e.net_params, &streams, &routes, groups - 1)?;
             // What cannot split was said before the run (a warning); such a
             // run goes on in one group.
             let _ = sim.split(&partition, nets, e.threads);

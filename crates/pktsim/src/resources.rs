@@ -36,10 +36,17 @@ pub const ENV_MAX_EVENTS: &str = "PKTSIM_MAX_EVENTS";
 // vectors that hold them) so that the estimate errs on the high side.
 /// A node: its name, ports list and random stream.
 const NODE_BYTES: u64 = 160;
-/// A port: queue, FIFO of packets on the wire, counters.
-const PORT_BYTES: u64 = 320;
+/// A port: its state (queue, counters), the inbox of the link it feeds
+/// (the packets on the wire) and its priority rate; from the structs, so
+/// that the estimate follows them (a fixed 320 had fallen to half of 648).
+const PORT_BYTES: u64 = (std::mem::size_of::<crate::net::port::Port>()
+    + std::mem::size_of::<crate::net::inbox::LinkInbox>()
+    + std::mem::size_of::<u64>()) as u64;
 /// A routing entry (switch × leaf switch, and two per host).
 const ROUTE_BYTES: u64 = 12;
+/// What [`Estimate::topology`] calls the routing tables: one set for all
+/// copies of the network ([`crate::net::routing::Routing`] shares them).
+const ROUTING_TABLES: &str = "routing entries (switches × leaves)";
 /// A flow: its spec while generated, transport state and its result row.
 const FLOW_BYTES: u64 = 400;
 /// A queue sample, with the doubling of the vector that collects them.
@@ -250,7 +257,7 @@ impl Estimate {
         let switches = nodes.saturating_sub(hosts);
         self.add(
             "topology",
-            "routing entries (switches × leaves)",
+            ROUTING_TABLES,
             switches
                 .saturating_mul(switches.min(hosts))
                 .saturating_add(hosts.saturating_mul(2)),
@@ -260,10 +267,12 @@ impl Estimate {
 
     /// Count the network's memory (the parts [`Estimate::topology`] and
     /// [`Estimate::round_robin`] added) `copies` times: a run on several
-    /// threads keeps one copy of the network per thread.
+    /// threads keeps one copy of the network per thread. The routing tables
+    /// are counted once: the copies share them.
     pub fn copies_of_network(&mut self, copies: u64) {
         for p in &mut self.parts {
-            if p.field == "topology" || p.field == "network.load_balancing" {
+            let per_copy = p.field == "topology" && p.what != ROUTING_TABLES;
+            if per_copy || p.field == "network.load_balancing" {
                 p.count = p.count.saturating_mul(copies);
             }
         }
@@ -421,18 +430,21 @@ mod tests {
     }
 
     #[test]
-    fn threads_count_the_network_once_per_copy_and_the_flows_once() {
+    fn threads_count_the_ports_once_per_copy_and_the_routes_and_flows_once() {
         let total = |e: &Estimate| e.parts.iter().map(Part::bytes).sum::<u64>();
         let mut one = Estimate::default();
         one.topology(16, 20, 32);
         let network = total(&one);
+        // 4 switches × 4 leaves, and two entries per host.
+        let routes = (4 * 4 + 2 * 16) * ROUTE_BYTES;
+        assert_eq!(network, 20 * NODE_BYTES + 64 * PORT_BYTES + routes);
         one.flows("workload[0].flows", 1000);
         let flows = total(&one) - network;
         let mut three = Estimate::default();
         three.topology(16, 20, 32);
         three.flows("workload[0].flows", 1000);
         three.copies_of_network(3);
-        assert_eq!(total(&three), 3 * network + flows);
+        assert_eq!(total(&three), 3 * (network - routes) + routes + flows);
     }
 
     #[test]

@@ -708,13 +708,20 @@ mod tests {
     use super::*;
     use crate::engine::RngStreams;
     use crate::net::queue::QueueConfig;
-    use crate::net::topology::fat_tree;
+    use crate::net::topology::{fat_tree, TopologySpec};
     use crate::net::{NetworkParams, Refusal};
     use crate::packet::{FlowId, Packet};
     use crate::time::Rate;
     use crate::transport::per_host::{FlowSlots, HostProtocol, PerHost};
 
     fn k4() -> (Partition, Network) {
+        let (topo, params) = k4_spec();
+        let net = Network::build(&topo, params, &RngStreams::new(1)).expect("network");
+        (Partition::natural(&topo, Duration::ZERO), net)
+    }
+
+    /// A k = 4 fat tree (16 hosts, 20 switches) and drop-tail ports.
+    fn k4_spec() -> (TopologySpec, NetworkParams) {
         let rate = Rate::gbps(10);
         let topo = fat_tree(4, 4, 1, rate, rate, Duration::from_ns(500)).expect("fat tree");
         let params = NetworkParams {
@@ -734,8 +741,33 @@ mod tests {
             trace: None,
             faults: None,
         };
-        let net = Network::build(&topo, params, &RngStreams::new(1)).expect("network");
-        (Partition::natural(&topo, Duration::ZERO), net)
+        (topo, params)
+    }
+
+    /// A group's copy of the network shares the built network's routing
+    /// tables (one set for every copy), and routes as a network built on
+    /// its own does.
+    #[test]
+    fn a_groups_copy_of_the_network_shares_its_routing_tables() {
+        let (topo, params) = k4_spec();
+        let streams = RngStreams::new(1);
+        let built = Network::build(&topo, params.clone(), &streams).expect("network");
+        let alone = Network::build(&topo, params.clone(), &streams).expect("network");
+        let copy = Network::build_sharing(&topo, params, &streams, built.routing()).expect("copy");
+        assert!(copy.routing().shares_tables_with(built.routing()));
+        assert!(!alone.routing().shares_tables_with(built.routing()));
+        for node in 0..36 {
+            for dst in 0..16 {
+                let (node, dst) = (NodeId(node), NodeId(dst));
+                let hops = copy.routing().next_hops(node, dst);
+                assert_eq!(
+                    hops,
+                    alone.routing().next_hops(node, dst),
+                    "{node:?} to {dst:?}"
+                );
+                assert!(!hops.is_empty());
+            }
+        }
     }
 
     /// Hosts 0-15, ToRs 16-23 (two per pod), aggregation 24-31, cores

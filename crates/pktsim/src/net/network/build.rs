@@ -8,8 +8,30 @@ impl Network {
     /// Build the network for a topology.
     pub fn build(
         topo: &TopologySpec,
+        params: NetworkParams,
+        streams: &RngStreams,
+    ) -> Result<Network> {
+        Self::build_routed(topo, params, streams, None)
+    }
+
+    /// Build the network for a topology with `routes`, the routing of a
+    /// network built from the same topology ([`Network::routing`]), whose
+    /// tables the two then share instead of computing them again: the
+    /// copies a run on several threads keeps, one per group.
+    pub fn build_sharing(
+        topo: &TopologySpec,
+        params: NetworkParams,
+        streams: &RngStreams,
+        routes: &Routing,
+    ) -> Result<Network> {
+        Self::build_routed(topo, params, streams, Some(routes))
+    }
+
+    fn build_routed(
+        topo: &TopologySpec,
         mut params: NetworkParams,
         streams: &RngStreams,
+        routes: Option<&Routing>,
     ) -> Result<Network> {
         if params.faults.is_some() {
             // A failure drops what a port holds; an eager FIFO's packets
@@ -64,7 +86,10 @@ impl Network {
         }
         check_hosts(&nodes, &adj, n_hosts)?;
         mark_waits_at_peer(&mut ports, &nodes, &priority_rate);
-        let routing = Routing::compute(n_hosts, &adj, &topo.names)?;
+        let routing = match routes {
+            Some(shared) => shared.clone(),
+            None => Routing::compute(n_hosts, &adj, &topo.names)?,
+        };
         let egress = Egress::new(params.load_balancing, n, n_hosts, streams);
         // A plug-in's hook replaces the configured refusal behaviour.
         let hook = match plugin.as_ref().and_then(|p| p.refusal_hook(&ports)) {
