@@ -543,12 +543,12 @@ pub(crate) const MIN_CUT_DELAY: Duration = Duration::from_ns(100);
 
 /// `n` copies of the network for the groups of a partitioned run, built
 /// at once on threads of their own, sharing `routes` (the built network's
-/// routing tables): each copy is otherwise a whole network (its ports and
-/// link inboxes: tens of MB on a large fat tree, most of its building time
-/// spent having the system clear its fresh pages), and built one after the other they were
-/// a serial start that grew with the thread count (0.2 s each at k = 32 on
-/// this project's 2-core machine). The copies are identical whatever
-/// thread builds them.
+/// routing tables). Each copy is otherwise a whole network (its ports and
+/// link inboxes: tens of MB on a large fat tree, most of its building
+/// time spent having the system clear its fresh pages), and built one
+/// after the other they were a serial start that grew with the thread
+/// count (0.2 s each at k = 32 on this project's 2-core machine). The
+/// copies are identical whatever thread builds them.
 fn build_copies(
     topology: &TopologySpec,
     params: &NetworkParams,
