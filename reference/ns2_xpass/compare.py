@@ -174,9 +174,15 @@ def ns2_figures(d: Path, cfg: dict, flows: list[to_tcl.Flow], T: float, proto: s
         if r["t"] == "end" and int(r["fid"]) in per:
             per[int(r["fid"])]["drops"] = split_sizes(
                 int(r["pdrops"]), int(r["bdrops"]), small, big)[1]
+    timeouts = None
+    if proto != "expresspass":  # TCP: in-order bytes from the senders' cumulative ACKs at T
+        timeouts = 0
+        for r in _csv(out / "tcp.out"):
+            fid = int(r["fid"])
+            good = min(flows[fid].size_bytes, (int(r["ack"]) + 1) * mss)
+            per.setdefault(fid, {})["goodput_gbps"] = good * 8 / T / 1e9
+            timeouts += int(r["nrexmit"])
     goodput = sum(v["goodput_gbps"] for v in per.values())
-    if proto != "expresspass":  # TCP: the sinks' in-order bytes are not in the monitors
-        goodput = None
     return {
         "T": T, "goodput_gbps": goodput, "delivered_gbps": delivered * 8 / T / 1e9,
         "data_sent": data_sent, "data_dropped": data_drop,
@@ -185,6 +191,7 @@ def ns2_figures(d: Path, cfg: dict, flows: list[to_tcl.Flow], T: float, proto: s
         "credits_sent": cred_sent if proto == "expresspass" else None,
         "credits_dropped": cred_drop if proto == "expresspass" else None,
         "credits_wasted": wasted if proto == "expresspass" else None,
+        "timeouts": timeouts,
         "flows": {(f.src, f.dst, f.start_ps): per.get(i, {}) for i, f in enumerate(flows)},
     }
 
@@ -206,6 +213,7 @@ def table(pk: dict | None, ns: dict | None, cfg: dict, flows: list[to_tcl.Flow])
         ("credits sent", "credits_sent", "d"),
         ("credits dropped", "credits_dropped", "d"),
         ("credits wasted", "credits_wasted", "d"),
+        ("timeouts (RTOs)", "timeouts", "d"),
         ("CPU s (user+sys)", "cpu_s", ".2f"),
         ("wall s", "wall_s", ".2f"),
         ("peak RSS (MB)", "peak_rss_mb", ".0f"),

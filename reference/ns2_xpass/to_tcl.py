@@ -14,7 +14,8 @@ The script writes, under ``outputs/`` of the directory ns runs in:
 - ``fct.out`` and ``waste.out``: xpass.cc's own per-flow records (only for flows that finish);
 - ``links.out``: a QueueMonitor per link direction (packets and bytes arrived, departed, dropped);
 - ``flows.out``: a per-flow (fid) monitor on every link into a receiving host, snapshotted at the
-  end minus that link's delay (what has reached the receiver by the end) and at the end.
+  end minus that link's delay (what has reached the receiver by the end) and at the end;
+- ``tcp.out`` (Cubic): each sender's highest cumulative ACK, data packets, retransmissions, RTOs.
 
 ns-2 prints one ``data loss detected`` line per data packet its receiver discards (out of order:
 xpass.cc recovers by go-back-N) and ``Data packet will be dropped.`` per data drop; keep stdout.
@@ -295,7 +296,11 @@ def convert(
     else:
         w("# Cubic: ns-2's Linux congestion-control port (tcp/linux), SACK receiver")
         w(f"Agent/TCP set packetSize_ {mss}")
-        w("Agent/TCP set window_ 1000000")
+        w(f"Agent/TCP set tcpip_base_hdr_size_ {hdr}")
+        # pktsim's receive window (transport.rcv_window_bytes, default 6 MiB) in packets
+        rwnd = int(tconf.get("rcv_window_bytes", 6 << 20))
+        w(f"Agent/TCP set window_ {max(1, rwnd // mss)}")
+        w("Agent/TCP set windowInit_ 10")
         w("Agent/TCP set maxcwnd_ 1000000")
         w("Agent/TCP set minrto_ 0.2")
         w("Agent/TCP set tcpTick_ 0.000001")
@@ -370,12 +375,23 @@ def convert(
     w("  }")
     w("}")
     w("proc finish {} {")
-    w("  global ns qm fm lf ff")
+    w("  global ns qm fm lf ff snd")
     for k, a, b, per_flow in mons:
         m = f"$fm({k})" if per_flow else f"$qm({k})"
         w(f'  puts $lf "{k},{a},{b},[row {m}]"')
         if per_flow:
             w(f"  snap_flows {k} end")
+    if proto == "cubic":
+        w("  set tf [open outputs/tcp.out w]")
+        w('  puts $tf "fid,ack,ndatapack,nrexmitpack,nrexmit"')
+        w("  foreach i [lsort -integer [array names snd]] {")
+        w('    set r "$i"')
+        w("    foreach v {ack_ ndatapack_ nrexmitpack_ nrexmit_} {")
+        w('      append r ",[$snd($i) set $v]"')
+        w("    }")
+        w("    puts $tf $r")
+        w("  }")
+        w("  close $tf")
     w("  close $lf; close $ff")
     w('  puts "Simulation terminated successfully."')
     w("  exit 0")

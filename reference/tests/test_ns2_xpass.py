@@ -106,6 +106,8 @@ def test_cubic_uses_linux_tcp_and_packet_queue_limits():
     s = script(protocol="cubic")
     assert "select_ca cubic" in s and "XPassDropTail" not in s
     assert "[[$ns link $n(3) $n(2)] queue] set limit_ 130" in s  # 200000 // 1538
+    assert "Agent/TCP set window_ 4309" in s  # pktsim's 6 MiB receive window / 1460
+    assert "Agent/TCP set tcpip_base_hdr_size_ 78" in s
 
 
 @pytest.mark.parametrize(
