@@ -91,4 +91,28 @@ ts=$(date +%s)
 make -C "$A/Omnet_Sims/dc_simulations" -j"$JOBS" MODE=release all
 stamp "dc_simulations built in $(( $(date +%s) - ts )) s"
 ls -l "$A/Omnet_Sims/dc_simulations/src/dc_simulations"
+
+# ---- RTO variant (RTO_VARIANT=0 skips): the paper's 1 s initial and SYN RTO ----
+# The artifact's INET compiles its timers in (TcpBaseAlg.cc: INITIAL_REXMIT_TIMEOUT 0.01,
+# MIN_REXMIT_TIMEOUT 0.01; TcpConnection.h: TCP_TIMEOUT_SYN_REXMIT 0.01, and TcpBaseAlg
+# insists the SYN and initial RTO agree). A copy, inet_rto1s, sets both to 1 s (min stays
+# 10 ms); run it with `-l .../inet_rto1s/src/INET` and LD_LIBRARY_PATH on its src/.
+if [ "${RTO_VARIANT:-1}" != 0 ]; then
+  V=$A/Omnet_Sims/inet_rto1s
+  if [ ! -e "$V/src/libINET.so" ] || [ "$V/src/libINET.so" -ot "$A/Omnet_Sims/inet/src/libINET.so" ]; then
+    stamp "RTO variant: copying INET to $V and rebuilding its TCP with a 1 s initial/SYN RTO"
+    ts=$(date +%s)
+    rm -rf "$V"; cp -a "$A/Omnet_Sims/inet" "$V"
+    T=$V/src/inet/transportlayer/tcp
+    sed -i 's/^#define INITIAL_REXMIT_TIMEOUT .*/#define INITIAL_REXMIT_TIMEOUT    1.0/' "$T/flavours/TcpBaseAlg.cc"
+    sed -i 's/^#define TCP_TIMEOUT_SYN_REXMIT .*/#define TCP_TIMEOUT_SYN_REXMIT        1.0/' "$T/TcpConnection.h"
+    grep -q 'INITIAL_REXMIT_TIMEOUT    1.0' "$T/flavours/TcpBaseAlg.cc"
+    grep -q 'TCP_TIMEOUT_SYN_REXMIT        1.0' "$T/TcpConnection.h"
+    # every TCP object (the two macros are used only there), then relink
+    find "$V/out" -path '*transportlayer/tcp/*' -name '*.o' -delete
+    rm -f "$V/src/libINET.so"
+    make -C "$V" -j"$JOBS" MODE=release all
+    stamp "RTO variant built in $(( $(date +%s) - ts )) s"
+  fi
+fi
 stamp "done: total $(( $(date +%s) - t0 )) s"

@@ -332,17 +332,21 @@ def setup_from_config(cfg: Mapping) -> Setup:
     return Setup(hosts=hosts, **kw)
 
 
-# INET/OMNeT statistics the comparison reads (all others stay off, as in the artifact).
+# INET/OMNeT statistics the comparison reads (all others stay off, as in the artifact):
+# each reply's end (vector, keyed by requester id = pktsim flow id), frames sent and
+# received OK per MAC (drops = what went in and did not come out), deflections
+# (the relay's FBPacketGenerated), SYNs sent (SYN timeouts = SYNs - active opens).
 STATISTICS = [
-    "**.server[*].app[*].flowEndedRequesterID",
-    "**.server[*].app[*].requestSentRequesterID",
-    "**.server[*].tcp.tcpConnectionSYNSent",
-    "**.agg[*].eth[*].mac.queue.packetDropped",
-    "**.spine[*].eth[*].mac.queue.packetDropped",
-    "**.agg[*].relayUnit.packetDropped",
-    "**.spine[*].relayUnit.packetDropped",
-    "**.server[*].eth[*].mac.queue.packetDropped",
-    "**.server[*].ipv4.ip.packetDropped",
+    "**.server[*].app[*].flowEndedRequesterID.statistic-recording = true",
+    "**.eth[*].mac.txPk.statistic-recording = true",
+    "**.eth[*].mac.rxPkOk.statistic-recording = true",
+    "**.eth[*].mac.txPk.result-recording-modes = count",
+    "**.eth[*].mac.rxPkOk.result-recording-modes = count",
+    "**.relayUnit.FBPacketGenerated.statistic-recording = true",
+    "**.tcp.tcpConnectionSYNSent.statistic-recording = true",
+    "**.tcp.tcpConnectionSYNSent.result-recording-modes = count",
+    "**.flowEndedRequesterID:vector.vector-recording = true",
+    "**.vector-recording = false",
 ]
 
 
@@ -388,9 +392,8 @@ def ini_overrides(
         "cmdenv-performance-display = false",
         "**.cmdenv-log-level = off",
     ]
-    for s in STATISTICS:
-        lines.append(f"{s}.statistic-recording = true")
     lines.extend(extra)
+    lines.extend(STATISTICS)
     return "\n".join(lines) + "\n"
 
 
