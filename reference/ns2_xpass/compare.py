@@ -174,6 +174,17 @@ def ns2_figures(d: Path, cfg: dict, flows: list[to_tcl.Flow], T: float, proto: s
         if r["t"] == "end" and int(r["fid"]) in per:
             per[int(r["fid"])]["drops"] = split_sizes(
                 int(r["pdrops"]), int(r["bdrops"]), small, big)[1]
+    # the paper's "throughput" reads as link utilisation: wire bytes leaving the busiest link
+    # into a receiver between 1 s and T
+    util = None
+    at = d / "outputs" / "links_at.out"
+    if at.exists():
+        rows = _csv(at)
+        t1 = {r["link"]: int(r["bdepartures"]) for r in rows if r["t"] == "1"}
+        te = {r["link"]: int(r["bdepartures"]) for r in rows if r["t"] == "end"}
+        into = [k for k in t1 if next(r for r in rows if r["link"] == k)["to"] in receivers]
+        if into:
+            util = max((te[k] - t1[k]) * 8 / (T - 1.0) / 1e9 for k in into)
     timeouts = None
     if proto != "expresspass":  # TCP: in-order bytes from the senders' cumulative ACKs at T
         timeouts = 0
@@ -192,6 +203,7 @@ def ns2_figures(d: Path, cfg: dict, flows: list[to_tcl.Flow], T: float, proto: s
         "credits_dropped": cred_drop if proto == "expresspass" else None,
         "credits_wasted": wasted if proto == "expresspass" else None,
         "timeouts": timeouts,
+        "wire_util_1s_gbps": util,
         "flows": {(f.src, f.dst, f.start_ps): per.get(i, {}) for i, f in enumerate(flows)},
     }
 
@@ -214,6 +226,7 @@ def table(pk: dict | None, ns: dict | None, cfg: dict, flows: list[to_tcl.Flow])
         ("credits dropped", "credits_dropped", "d"),
         ("credits wasted", "credits_wasted", "d"),
         ("timeouts (RTOs)", "timeouts", "d"),
+        ("ns-2: bottleneck wire utilisation 1 s..T (Gbit/s)", "wire_util_1s_gbps", ".3f"),
         ("CPU s (user+sys)", "cpu_s", ".2f"),
         ("wall s", "wall_s", ".2f"),
         ("peak RSS (MB)", "peak_rss_mb", ".0f"),
@@ -277,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
         params = to_tcl.apply_overrides(to_tcl.NS2_DEFAULTS, a.set)
-        (d / "run.tcl").write_text(to_tcl.convert(cfg, flows, params, T, proto))
+        snaps = (1.0,) if T > 1.0 else ()
+        (d / "run.tcl").write_text(to_tcl.convert(cfg, flows, params, T, proto, snaps))
         t = timed([a.ns, "run.tcl"], d, d / "stdout.txt")
         ns = ns2_figures(d, cfg, flows, T, proto) | t
     text = table(pk, ns, cfg, flows)

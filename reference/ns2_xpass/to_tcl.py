@@ -221,8 +221,10 @@ def convert(
     params: XpassParams = NS2_DEFAULTS,
     time_limit: float | None = None,
     protocol: str | None = None,
+    snapshots: tuple[float, ...] = (),
 ) -> str:
-    """The ns-2 script for ``cfg`` (a parsed pktsim TOML) and ``flows``."""
+    """The ns-2 script for ``cfg`` (a parsed pktsim TOML) and ``flows``; ``snapshots``: times
+    (s) at which every link monitor is also written to outputs/links_at.out."""
     hosts, switches, links = topology(cfg)
     check_flows(flows, hosts)
     net = cfg.get("network") or {}
@@ -374,8 +376,21 @@ def convert(
     w('    puts $ff "$tag,$k,[$fl set flowid_],[row $fl]"')
     w("  }")
     w("}")
+    w("set sf [open outputs/links_at.out w]")
+    w('puts $sf "t,link,from,to,parrivals,barrivals,pdepartures,bdepartures,pdrops,bdrops"')
+    w("proc snap_links {t} {")
+    w("  global qm fm sf")
+    for k, a, b, per_flow in mons:
+        m = f"$fm({k})" if per_flow else f"$qm({k})"
+        w(f'  puts $sf "$t,{k},{a},{b},[row {m}]"')
+    w("  flush $sf")
+    w("}")
+    for t in snapshots:
+        if not 0 < t < T:
+            raise ConvertError(f"snapshot time {t} s is not inside the run (0, {T})")
+        w(f'$ns at {_num(t)} "snap_links {_num(t)}"')
     w("proc finish {} {")
-    w("  global ns qm fm lf ff snd")
+    w("  global ns qm fm lf ff sf snd")
     for k, a, b, per_flow in mons:
         m = f"$fm({k})" if per_flow else f"$qm({k})"
         w(f'  puts $lf "{k},{a},{b},[row {m}]"')
@@ -392,7 +407,8 @@ def convert(
         w("    puts $tf $r")
         w("  }")
         w("  close $tf")
-    w("  close $lf; close $ff")
+    w("  snap_links end")
+    w("  close $lf; close $ff; close $sf")
     w('  puts "Simulation terminated successfully."')
     w("  exit 0")
     w("}")
@@ -422,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", help="simulated time, e.g. 1s (default: run.time_limit)")
     ap.add_argument("--protocol", choices=["expresspass", "cubic"])
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--snap", default="", help="comma-separated times (s) for links_at.out")
     ap.add_argument("-o", "--out", type=Path)
     a = ap.parse_args(argv)
     try:
@@ -435,7 +452,8 @@ def main(argv: list[str] | None = None) -> int:
             fpath = a.config.parent / wl[0]["file"]
         flows = load_flows(fpath, hosts)
         t = parse_time(a.time_limit, "--time-limit") if a.time_limit else None
-        text = convert(cfg, flows, apply_overrides(NS2_DEFAULTS, a.set), t, a.protocol)
+        snaps = tuple(float(x) for x in a.snap.split(",") if x.strip())
+        text = convert(cfg, flows, apply_overrides(NS2_DEFAULTS, a.set), t, a.protocol, snaps)
     except (ConvertError, OSError, tomllib.TOMLDecodeError) as e:
         print(f"to_tcl: {e}", file=sys.stderr)
         return 2

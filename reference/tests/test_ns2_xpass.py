@@ -149,3 +149,11 @@ def test_flow_to_itself_is_refused():
 def test_unknown_override_is_refused():
     with pytest.raises(to_tcl.ConvertError, match="KEY one of"):
         to_tcl.apply_overrides(to_tcl.NS2_DEFAULTS, ["beta=1"])
+
+
+def test_snapshots_of_every_link_monitor():
+    s = script(snapshots=(1.0,))
+    assert '$ns at 1 "snap_links 1"' in s
+    assert s.count('puts $sf "$t,') == 6  # one row per link direction
+    with pytest.raises(to_tcl.ConvertError, match="not inside the run"):
+        script(snapshots=(7.0,))
