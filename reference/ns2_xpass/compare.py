@@ -11,10 +11,14 @@ and prints the tables. Each simulator runs under ``/usr/bin/time -f "%U %S %e %M
 
 Figures, both sides over the whole run (0..T):
 - goodput: payload bytes the receivers hold in order, × 8 / T (experiments/flashpass/summarize.py:
-  summary.json throughput.goodput_gbps). ns-2: per flow, the payload of the data packets that
-  left the last link's queue by T − that link's delay (per-fid monitor), less the ones xpass.cc's
-  receiver discarded (one stdout ``data loss detected`` line each: it recovers by go-back-N);
-  exact for finished flows (fct.out), an upper bound otherwise (duplicates are not printed).
+  summary.json throughput.goodput_gbps; pktsim's T is its simulated time, shorter than the
+  time limit when every flow finishes, ns-2's is always the time limit). ns-2: per flow, the
+  payload of the data packets that left the last link's queue by T − that link's delay
+  (per-fid monitor), less the ones xpass.cc's receiver discarded (one stdout line ``data
+  loss detected`` each: it recovers by go-back-N); an upper bound (duplicates below the
+  expected sequence number are not printed). ns-2's FCT is xpass.cc's own (fct.out): taken
+  when the credit stop reaches the receiver, which the sender sends up to an RTT before its
+  last data arrive (early credit stop).
 - delivered: payload of every data packet reaching a receiver (retransmissions and discarded
   packets included) × 8 / T: what the bottleneck carried.
 - data loss: data packets dropped / data packets sent (summarize.py's figure). ns-2: from the
@@ -151,9 +155,10 @@ def ns2_figures(d: Path, cfg: dict, flows: list[to_tcl.Flow], T: float, proto: s
         m = re.match(r"\[(\d+)\] [0-9.]+: data loss detected", line)
         if m:
             discards[int(m.group(1))] += 1
-    fct_rows = _csv(out / "fct.out")
-    finished = {int(r["Flow ID"]): int(r["Flow Size (bytes)"]) for r in fct_rows}
-    fct = {int(r["Flow ID"]): float(r["Flow Completion Time (secs)"]) for r in fct_rows}
+    # first record per flow (a flow that restarts after a tail loss writes another)
+    fct: dict[int, float] = {}
+    for r in _csv(out / "fct.out"):
+        fct.setdefault(int(r["Flow ID"]), float(r["Flow Completion Time (secs)"]))
     wasted = sum(int(r["Wasted Credits"]) for r in _csv(out / "waste.out"))
     per = {}
     delivered = 0
@@ -167,7 +172,9 @@ def ns2_figures(d: Path, cfg: dict, flows: list[to_tcl.Flow], T: float, proto: s
             pdata, payload = int(r["pdepartures"]), int(r["pdepartures"]) * mss
         delivered += payload
         f = flows[fid]
-        good = finished.get(fid, min(f.size_bytes, max(0, payload - discards[fid] * mss)))
+        # not fct.out's size: xpass.cc writes recv_next_ when the credit stop arrives, which the
+        # sender sends early (credits of the last RTT cover what is left), before the last data
+        good = min(f.size_bytes, max(0, payload - discards[fid] * mss))
         per[fid] = {"goodput_gbps": good * 8 / T / 1e9, "discarded": discards[fid],
                     "drops": None, "fct_ms": fct[fid] * 1e3 if fid in fct else None}
     for r in _csv(out / "flows.out"):
@@ -244,8 +251,9 @@ def table(pk: dict | None, ns: dict | None, cfg: dict, flows: list[to_tcl.Flow])
             if h in hosts:
                 delay.setdefault(h, ln.delay_s)
     out += ["", "| flow | src | access delay (ms) | start (ms) | pktsim Gbit/s | ns-2 Gbit/s "
-            "| pktsim drops (credits + data) | ns-2 data drops | ns-2 discarded |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "| pktsim drops (credits + data) | ns-2 data drops | ns-2 discarded "
+            "| pktsim FCT (ms) | ns-2 FCT at credit stop (ms) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for i, f in enumerate(flows):
         key = (f.src, f.dst, f.start_ps)
         a = (pk or {}).get("flows", {}).get(key, {})
@@ -253,7 +261,8 @@ def table(pk: dict | None, ns: dict | None, cfg: dict, flows: list[to_tcl.Flow])
         out.append(
             f"| {i} | {hosts[f.src]} | {1e3 * delay[hosts[f.src]]:.3f} | {f.start_ps / 1e9:.1f} "
             f"| {fmt(a.get('goodput_gbps'))} | {fmt(b.get('goodput_gbps'))} "
-            f"| {fmt(a.get('drops'))} | {fmt(b.get('drops'))} | {fmt(b.get('discarded'))} |"
+            f"| {fmt(a.get('drops'))} | {fmt(b.get('drops'))} | {fmt(b.get('discarded'))} "
+            f"| {fmt(a.get('fct_ms'), '.2f')} | {fmt(b.get('fct_ms'), '.2f')} |"
         )
     return "\n".join(out)
 
