@@ -60,6 +60,7 @@ class XpassParams:
     credit_stop_timeout: float = 0.002  # default_credit_stop_timeout_
     credit_limit_bytes: int = 840  # Queue/XPassDropTail credit_limit_ (10 credits)
     max_tokens_bytes: int = 840  # max_tokens_ (credit burst)
+    cubic_beta: int = 819  # Cubic: tcp/linux/src/tcp_cubic.c beta, /1024 (Linux 2.6: 0.8)
 
 
 NS2_DEFAULTS = XpassParams()
@@ -357,6 +358,8 @@ def convert(
             w(f"$snd({i}) set fid_ {i}; $rcv({i}) set fid_ {i}")
             w(f"$ns connect $snd({i}) $rcv({i})")
             w(f'$ns at 0 "$snd({i}) select_ca cubic"')
+            if params.cubic_beta != NS2_DEFAULTS.cubic_beta:
+                w(f'$ns at 0 "$snd({i}) set_ca_param cubic beta {params.cubic_beta}"')
             pkts = -(-f.size_bytes // mss)
             w(f'$ns at {_num(f.start_ps * 1e-12)} "$snd({i}) advance {pkts}" ;# {s} -> {d}')
     w("")

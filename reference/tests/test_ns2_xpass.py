@@ -108,6 +108,9 @@ def test_cubic_uses_linux_tcp_and_packet_queue_limits():
     assert "[[$ns link $n(3) $n(2)] queue] set limit_ 130" in s  # 200000 // 1538
     assert "Agent/TCP set window_ 4309" in s  # pktsim's 6 MiB receive window / 1460
     assert "Agent/TCP set tcpip_base_hdr_size_ 78" in s
+    assert "set_ca_param" not in s
+    s2 = script(protocol="cubic", params=to_tcl.XpassParams(cubic_beta=717))
+    assert '$ns at 0 "$snd(1) set_ca_param cubic beta 717"' in s2
 
 
 @pytest.mark.parametrize(
