@@ -16,7 +16,11 @@ if [[ "${PKTSIM_PY_REINSTALL:-1}" != 0 ]]; then
   .venv/bin/python -m pip install --quiet ".[dask,test]"
 fi
 # The package and the experiments' scripts (config generators, table makers).
-.venv/bin/ruff check python/ experiments/
+.venv/bin/ruff check python/ experiments/ reference/
 # From outside the source tree, so the installed package is what is imported.
 cd python/tests
+../../.venv/bin/python -m pytest -q -p no:cacheprovider
+# The reference simulators' converters (reference/): plain modules, tested
+# without building either simulator.
+cd ../../reference/tests
 ../../.venv/bin/python -m pytest -q -p no:cacheprovider
