@@ -146,11 +146,14 @@ def pktsim_side(out: Path, flows_pq: Path, queries: list[dict]) -> dict:
     for cls in drops.values():
         for k, v in cls.items():
             by_reason[k] += v
+    bg_fct = ((bg["finish_ps"] - bg["start_ps"]) / 1e12).to_list()
     return {
         "qct_s": stats(qcts),
+        "qcts": qcts,
+        "bg_fcts": bg_fct,
         "queries": len(queries),
         "completed": done,
-        "bg_fct_s": stats(((bg["finish_ps"] - bg["start_ps"]) / 1e12).to_list()),
+        "bg_fct_s": stats(bg_fct),
         "bg_done": bg.height,
         "drops_total": s.get("drops_total"),
         "drops_by_reason": {k: v for k, v in by_reason.items() if v},
@@ -196,6 +199,8 @@ def artifact_side(art: Path, queries: list[dict], flows: list[to_db.Flow]) -> di
     opens = len(starts) + sum(len(q["servers"]) for q in queries)
     return {
         "qct_s": stats(qcts),
+        "qcts": qcts,
+        "bg_fcts": bg,
         "queries": len(queries),
         "completed": done,
         "bg_fct_s": stats(bg),

@@ -333,9 +333,10 @@ def setup_from_config(cfg: Mapping) -> Setup:
 
 
 # INET/OMNeT statistics the comparison reads (all others stay off, as in the artifact):
-# each reply's end (vector, keyed by requester id = pktsim flow id), frames sent and
-# received OK per MAC (drops = what went in and did not come out), deflections
-# (the relay's FBPacketGenerated), SYNs sent (SYN timeouts = SYNs - active opens).
+# each reply's first byte and end at its client (vectors, keyed by requester id = pktsim
+# flow id), frames sent and received OK per MAC (drops = what went in and did not come
+# out), deflections (the relay's FBPacketGenerated), SYNs sent (SYN timeouts = SYNs -
+# active opens).
 STATISTICS = [
     "**.server[*].app[*].flowEndedRequesterID.statistic-recording = true",
     "**.eth[*].mac.txPk.statistic-recording = true",
@@ -345,7 +346,9 @@ STATISTICS = [
     "**.relayUnit.FBPacketGenerated.statistic-recording = true",
     "**.tcp.tcpConnectionSYNSent.statistic-recording = true",
     "**.tcp.tcpConnectionSYNSent.result-recording-modes = count",
+    "**.server[*].app[*].flowStartedRequesterID.statistic-recording = true",
     "**.flowEndedRequesterID:vector.vector-recording = true",
+    "**.flowStartedRequesterID:vector.vector-recording = true",
     "**.vector-recording = false",
 ]
 
