@@ -128,6 +128,18 @@ def qct_from_ends(queries: list[dict], ends: dict[int, float]) -> tuple[list[flo
     return qcts, len(qcts)
 
 
+LATE_S = 0.5
+
+
+def late_replies(queries: list[dict], times: dict[int, float]) -> int:
+    """Replies whose time (end, or first byte) is >= LATE_S after their query's start."""
+    n = 0
+    for q in queries:
+        t0 = q["start_ps"] / 1e12
+        n += sum(1 for i in q["reply_ids"] if i in times and times[i] - t0 >= LATE_S)
+    return n
+
+
 def pktsim_side(out: Path, flows_pq: Path, queries: list[dict]) -> dict:
     import polars as pl
 
@@ -163,6 +175,8 @@ def pktsim_side(out: Path, flows_pq: Path, queries: list[dict]) -> dict:
         "syn_timeouts": (pc.get("syn_retransmits") or 0),
         "synack_timeouts": pc.get("synack_retransmits"),
         "fast_recoveries": pc.get("fast_recoveries"),
+        "replies_ending_late": late_replies(queries, ends),
+        "replies_starting_late": None,
         "retransmits": s.get("retransmits"),
         "sim_time_s": (s.get("sim_time_us") or 0) / 1e6,
         "events": s.get("events"),
@@ -172,7 +186,9 @@ def pktsim_side(out: Path, flows_pq: Path, queries: list[dict]) -> dict:
 def artifact_side(art: Path, queries: list[dict], flows: list[to_db.Flow]) -> dict:
     vec, sca = art / "run.vec", art / "run.sca"
     ends = parse_vec(vec, "flowEndedRequesterID") if vec.exists() else {}
+    firsts = parse_vec(vec, "flowStartedRequesterID") if vec.exists() else {}
     qcts, done = qct_from_ends(queries, ends)
+    late_end, late_start = late_replies(queries, ends), late_replies(queries, firsts)
     starts = {f.flow_id: f.start_ps / 1e12 for f in flows if f.tag == "background"}
     bg = [ends[i] - t for i, t in starts.items() if i in ends]
     sc = parse_sca(sca) if sca.exists() else {}
@@ -212,6 +228,8 @@ def artifact_side(art: Path, queries: list[dict], flows: list[to_db.Flow]) -> di
         "syn_timeouts": (syn - opens) if syn else None,
         "syn_sent": syn or None,
         "fast_recoveries": total("numFastRetransmits") if sc else None,
+        "replies_ending_late": late_end,
+        "replies_starting_late": late_start if firsts else None,
         "retransmits": total("numSegmentRetransmissions") if sc else None,
     }
 
@@ -239,6 +257,18 @@ def table(p: dict, a: dict) -> str:
         ("SYN-ACK timeouts", p["synack_timeouts"], None, 1),
         ("fast retransmits", p["fast_recoveries"], a["fast_recoveries"], 1),
         ("retransmitted segments", p["retransmits"], a["retransmits"], 1),
+        (
+            "replies ending ≥ 0.5 s after the query",
+            p["replies_ending_late"],
+            a["replies_ending_late"],
+            1,
+        ),
+        (
+            "replies whose first byte came ≥ 0.5 s after",
+            p["replies_starting_late"],
+            a["replies_starting_late"],
+            1,
+        ),
     ]
     out = ["| metric | pktsim | artifact | pktsim / artifact |", "|---|---|---|---|"]
     for name, x, y, sc in rows:
