@@ -115,4 +115,24 @@ if [ "${RTO_VARIANT:-1}" != 0 ]; then
     stamp "RTO variant built in $(( $(date +%s) - ts )) s"
   fi
 fi
+# ---- diagnostic variant (RFC_RTT_VARIANT=1 builds it): inet_rto1s with RFC 6298 2.2's first
+# RTT sample (SRTT = R, RTTVAR = R/2). The artifact's rttMeasurementComplete starts from
+# srtt = 0, rttvar = INITIAL_REXMIT_TIMEOUT / 4 and moves rttvar by 1/8 per sample, so with a
+# 1 s initial RTO the RTO only decays as ~(7/8)^n s over a connection's first samples.
+if [ "${RFC_RTT_VARIANT:-0}" != 0 ]; then
+  R=$A/Omnet_Sims/inet_rto1s_rfc
+  if [ ! -e "$R/src/libINET.so" ]; then
+    stamp "RFC-RTT variant: copying inet_rto1s to $R, RFC 6298 first sample"
+    ts=$(date +%s)
+    rm -rf "$R"; cp -a "$A/Omnet_Sims/inet_rto1s" "$R"
+    perl -0pi -e 's/( *simtime_t err = newRTT - srtt;\s*\n\s*srtt \+= g \* err;\s*\n\s*rttvar \+= g \* \(fabs\(err\) - rttvar\);\n)/    if (srtt == 0) { srtt = newRTT; rttvar = newRTT \/ 2; } else {\n$1    }\n/' \
+      "$R/src/inet/transportlayer/tcp/flavours/TcpBaseAlg.cc"
+    grep -q 'if (srtt == 0) { srtt = newRTT; rttvar = newRTT / 2; } else {' \
+      "$R/src/inet/transportlayer/tcp/flavours/TcpBaseAlg.cc"
+    find "$R/out" -path '*transportlayer/tcp/flavours/TcpBaseAlg.o' -delete
+    rm -f "$R/src/libINET.so"
+    make -C "$R" -j"$JOBS" MODE=release all
+    stamp "RFC-RTT variant built in $(( $(date +%s) - ts )) s"
+  fi
+fi
 stamp "done: total $(( $(date +%s) - t0 )) s"
