@@ -30,7 +30,7 @@ the reply flows back on the same connection, pktsim's query workload does
 the same, but pktsim's background flow starts at the sender without a
 request.
 
-Run: python3 make_configs.py [--flows-window-ms 20]
+Run: python3 make_configs.py [--window-ms 10]
 """
 
 import argparse
@@ -104,16 +104,32 @@ SCHEMES = {
 }
 
 RTO = {
-    "": ("10ms", "# TCP timers as the artifact's INET: initial = min = SYN RTO = 10 ms.\n"),
-    "_rto1s": ("1s", "# The paper's large RTO: initial (and SYN) RTO 1 s, min 10 ms.\n"),
+    "": ("10ms", "3s", "# TCP timers as the artifact's INET: initial = min = SYN RTO = 10 ms.\n"),
+    "_rto1s": ("1s", "10s", "# The paper's large RTO: initial (and SYN) RTO 1 s, min 10 ms.\n"),
 }
 
 
-def config(name: str, s: dict, load: int, variant: str, window_s: float, limit: str) -> str:
-    initial, note = RTO[variant]
-    query_load = load / 100 - BACKGROUND
-    bg_flows = round(BACKGROUND * HOSTS * HOST_BPS / 8 / BG_WIRE * window_s)
+# Load relative to the fabric (`_fab_` configs): the leaf's uplinks (4 x 1 Gbit/s) carry
+# `load` of their capacity when every host offers `load * FABRIC_SHARE` of its link
+# (inter-leaf share 280/319 of uniform traffic). The host-relative configs load the
+# 10:1 oversubscribed fabric ~5-9x past its capacity during their arrival window.
+FABRIC_SHARE = (4 * 1e9) / (40 * HOST_BPS) / ((HOSTS - 40) / (HOSTS - 1))
+
+
+def config(
+    name: str, s: dict, load: int, variant: str, window_s: float, basis: str = "host"
+) -> str:
+    initial, limit, note = RTO[variant.replace("_fab", "")]
+    scale = FABRIC_SHARE if basis == "fabric" else 1.0
+    query_load = (load / 100 - BACKGROUND) * scale
+    bg_load = BACKGROUND * scale
+    bg_flows = round(bg_load * HOSTS * HOST_BPS / 8 / BG_WIRE * window_s)
     queries = max(1, round(query_load * HOSTS * HOST_BPS / 8 / (SERVERS * REPLY_WIRE) * window_s))
+    if basis == "fabric":
+        note += (
+            f"# Load relative to the fabric: {load} % of the leaf uplinks' capacity "
+            f"({bg_load:.4f} + {query_load:.4f} of each host link).\n"
+        )
     tr = [
         'protocol = "dctcp"',
         "init_cwnd = 10",
@@ -168,13 +184,13 @@ time_limit = "{limit}"
 [[workload]]
 kind = "poisson"
 cdf = "cache_follower"
-load = {BACKGROUND}
+load = {bg_load:.4f}
 flows = {bg_flows}
 tag = "background"
 
 [[workload]]
 kind = "queries"
-load = {query_load:.2f}
+load = {query_load:.4f}
 servers = {SERVERS}
 request_bytes = 250
 reply_bytes = {REPLY}
@@ -186,14 +202,20 @@ tag = "query"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--window-ms", type=float, default=20.0, help="arrival window (ms)")
-    ap.add_argument("--limit", default="3s", help="pktsim run time limit")
+    ap.add_argument("--window-ms", type=float, default=10.0, help="arrival window (ms)")
+    ap.add_argument(
+        "--fab-window-ms", type=float, default=100.0, help="arrival window of the _fab_ configs"
+    )
     a = ap.parse_args()
     for variant in RTO:
         for name, s in SCHEMES.items():
             for load in LOADS:
                 (HERE / f"{name}{variant}_{load}.toml").write_text(
-                    config(name, s, load, variant, a.window_ms / 1e3, a.limit), encoding="utf-8"
+                    config(name, s, load, variant, a.window_ms / 1e3), encoding="utf-8"
+                )
+                (HERE / f"{name}{variant}_fab_{load}.toml").write_text(
+                    config(name, s, load, variant + "_fab", a.fab_window_ms / 1e3, "fabric"),
+                    encoding="utf-8",
                 )
 
 
