@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pktsim::config::{base_dir_of, Config, Experiment};
 use pktsim::metrics::summary::{Summary, DEFAULT_BUCKETS};
 use pktsim::metrics::RunOutput;
-use pktsim::net::topology::TopologyConfig;
+use pktsim::net::topology::{node_by_text, TopologyConfig};
 use pktsim::output::{check_out_dir, peak_rss_bytes, write_run, OutDirLock, RunMeta};
 use pktsim::sim::{Progress, StopReason};
 use pktsim::time::{parse_rate, Rate, Time};
@@ -380,6 +380,22 @@ fn cmd_run(
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         PathBuf::from("results").join(stem.unwrap_or_else(|| "run".into()))
     });
+    // The run replaces DIR/config.toml with the resolved config: running
+    // that very file into its own folder would overwrite the user's input.
+    let ours = dir.join("config.toml");
+    if let (Ok(a), Ok(b)) = (path.canonicalize(), ours.canonicalize()) {
+        if a == b {
+            return Err(Failure {
+                code: 2,
+                msg: format!(
+                    "--out {}: holds the config being run ({}), which the run would \
+                     overwrite with its resolved copy; give --out another folder",
+                    dir.display(),
+                    path.display()
+                ),
+            });
+        }
+    }
     let command_line = Some(std::env::args().collect::<Vec<_>>().join(" "));
     let RunDone { summary, warnings } =
         run_to_dir(&cfg, &base_dir_of(path), &dir, quiet, command_line, None)?;
@@ -608,14 +624,14 @@ fn cmd_validate(path: &Path, limits: &LimitArgs) -> Result<(), Failure> {
     for w in &exp.warnings {
         eprintln!("warning: {w}");
     }
-    println!(
-        "ok: {} hosts, {} switches, {} links, {} flows, protocol {}",
+    print_out(&format!(
+        "ok: {} hosts, {} switches, {} links, {} flows, protocol {}\n",
         exp.topology.n_hosts,
         exp.topology.n_nodes() - exp.topology.n_hosts as usize,
         exp.topology.links.len(),
         exp.workload.flows.len(),
         cfg.transport.name()
-    );
+    ));
     Ok(())
 }
 
@@ -654,54 +670,61 @@ fn cmd_bench(
     let wall = run.wall_time.as_secs_f64();
     let s = Summary::from_run(&run, &buckets(&cfg));
     let finished = run.flows.iter().filter(|f| f.finish.is_some()).count();
-    println!(
+    // Written whole, then printed: a closed stdout (`| head`) is no panic.
+    let mut t = String::new();
+    let mut line = |s: String| {
+        t.push_str(&s);
+        t.push('\n');
+    };
+    line(format!(
         "benchmark: {label} ({} flows, {} finished, protocol {})",
         run.flows.len(),
         finished,
         run.protocol
-    );
-    println!("threads          {}", cfg.run.threads.unwrap_or(1));
-    println!("wall time        {wall:.3} s (event loop)");
-    println!(
+    ));
+    line(format!("threads          {}", cfg.run.threads.unwrap_or(1)));
+    line(format!("wall time        {wall:.3} s (event loop)"));
+    line(format!(
         "simulated time   {:.3} ms",
         run.sim_time.as_secs_f64() * 1e3
-    );
-    println!(
+    ));
+    line(format!(
         "events           {}  ({:.2} M/s)",
         run.events,
         run.events as f64 / wall / 1e6
-    );
-    println!(
+    ));
+    line(format!(
         "packet-hops      {}  ({:.2} M/s)",
         run.counters.packet_hops,
         run.counters.packet_hops as f64 / wall / 1e6
-    );
+    ));
     let data_pkts = run.counters.delivered[0];
-    println!(
+    line(format!(
         "data packets     {}  ({:.2} M/s delivered, {:.2} events each)",
         data_pkts,
         data_pkts as f64 / wall / 1e6,
         run.events as f64 / data_pkts.max(1) as f64
-    );
+    ));
     if let Some(w) = &run.windows {
-        println!(
+        line(format!(
             "windows          {} over {} groups on {} threads, {:.0} events each",
             w.windows,
             w.groups,
             w.threads,
             w.events as f64 / w.windows.max(1) as f64,
-        );
-        println!(
+        ));
+        line(format!(
             "balance          a thread per group gains at most {:.2}x on the windows' events; \
              busiest group {:.3}x the mean over the run",
             w.balance_bound(),
             w.busiest_over_mean()
-        );
+        ));
     }
-    match peak_rss_bytes() {
-        Some(b) => println!("peak RSS         {:.1} MB", b as f64 / 1e6),
-        None => println!("peak RSS         unknown on this platform"),
-    }
+    line(match peak_rss_bytes() {
+        Some(b) => format!("peak RSS         {:.1} MB", b as f64 / 1e6),
+        None => "peak RSS         unknown on this platform".to_string(),
+    });
+    print_out(&t);
     print_summary(&s);
     Ok(())
 }
@@ -716,7 +739,7 @@ fn cmd_reference(dir: &Path, rate: Option<String>, out: Option<PathBuf>) -> Resu
     };
     let summary = reference_to_file(dir, rate, out.as_deref())?;
     let json = serde_json::to_string_pretty(&summary).unwrap_or_default();
-    println!("{json}");
+    print_out(&format!("{json}\n"));
     Ok(())
 }
 
@@ -728,7 +751,7 @@ fn cmd_pcap(
 ) -> Result<(), Failure> {
     let out = out.unwrap_or_else(|| dir.join("packets.pcapng"));
     let n = pcap_to_file(dir, host.as_deref(), link.as_deref(), &out)?;
-    println!("{n} packets -> {}", out.display());
+    print_out(&format!("{n} packets -> {}\n", out.display()));
     Ok(())
 }
 
@@ -744,35 +767,50 @@ pub fn pcap_to_file(
 ) -> Result<u64, Error> {
     use pktsim::output::pcap::{write_pcap, Capture};
     let cfg = Config::load(&dir.join("config.toml"))?;
-    let names = cfg.node_names()?;
+    let topo = cfg.topology_spec()?;
+    let names = &topo.names;
     let node = |s: &str, field: &str| -> Result<u32, Error> {
-        let s = s.trim();
-        if let Ok(i) = s.parse::<u32>() {
-            if (i as usize) < names.len() {
-                return Ok(i);
-            }
-            return Err(Error::config(
-                field,
-                format!(
-                    "node {i} does not exist (the run has {} nodes)",
-                    names.len()
-                ),
-            ));
-        }
-        names
-            .iter()
-            .position(|n| n == s)
-            .map(|i| i as u32)
-            .ok_or_else(|| Error::config(field, format!("no node is named {s:?}")))
+        node_by_text(s, names.len(), names, "node").map_err(|m| Error::config(field, m))
     };
+    // A capture that cannot hold a packet is refused, not written empty.
     let capture = match (host, link) {
-        (Some(h), _) => Capture::Host(node(h, "--host")?),
+        (Some(h), _) => {
+            let i = node(h, "--host")?;
+            if i >= topo.n_hosts {
+                return Err(Error::config(
+                    "--host",
+                    format!(
+                        "{} is a switch, and --host captures at a host's NIC; a switch's \
+                         packets are captured on one of its links, with --link {},NODE",
+                        names[i as usize], names[i as usize]
+                    ),
+                ));
+            }
+            Capture::Host(i)
+        }
         (None, Some(l)) => match l.split_once(',') {
-            Some((a, b)) => Capture::Link(node(a, "--link")?, node(b, "--link")?),
+            Some((a, b)) => {
+                let (a, b) = (node(a, "--link")?, node(b, "--link")?);
+                let linked = topo
+                    .links
+                    .iter()
+                    .any(|k| (k.a.0, k.b.0) == (a, b) || (k.a.0, k.b.0) == (b, a));
+                if !linked {
+                    return Err(Error::config(
+                        "--link",
+                        format!(
+                            "no link between {} and {}",
+                            names[a as usize], names[b as usize]
+                        ),
+                    ));
+                }
+                Capture::Link(a, b)
+            }
             None => return Err(Error::config("--link", "give two nodes, as A,B")),
         },
         (None, None) => Capture::Senders,
     };
+    pktsim::output::check_not_a_run_file(dir, out, "packets.pcapng")?;
     write_pcap(dir, capture, out)
 }
 
@@ -788,6 +826,9 @@ pub fn reference_to_file(
     out: Option<&Path>,
 ) -> Result<pktsim::metrics::reference::ReferenceSummary, Error> {
     use pktsim::metrics::reference::{flow_references, summarize};
+    if let Some(out) = out {
+        pktsim::output::check_not_a_run_file(dir, out, "reference.parquet")?;
+    }
     let cfg = Config::load(&dir.join("config.toml"))?;
     let rate = match rate {
         Some(r) => r,

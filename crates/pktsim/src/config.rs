@@ -318,6 +318,17 @@ fn parse_error(file: &str, src: &str, e: serde_path_to_error::Error<toml::de::Er
         .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
         .unwrap_or(1);
     let msg = inner.message().trim().replace('\n', " ");
+    // A missing top-level table has no line of its own: name the table,
+    // not the key on the line the parser stopped at.
+    if path.is_empty() || path == "." {
+        if let Some(table) = missing_field(&msg) {
+            return Error::Parse {
+                file: file.to_string(),
+                line: 1,
+                msg: format!("{table}: missing: add a [{table}] table"),
+            };
+        }
+    }
     // A value the TOML parser itself rejects (an integer above 2^63 − 1,
     // such as a seed) fails before serde has a path: take the key from
     // the line, under the table it sits in.
@@ -461,6 +472,12 @@ fn key_path_at(src: &str, line: usize) -> Option<String> {
     Some(key.to_string())
 }
 
+/// The field named by a "missing field `name`" message.
+fn missing_field(msg: &str) -> Option<&str> {
+    let rest = &msg[msg.find("missing field `")? + "missing field `".len()..];
+    Some(&rest[..rest.find('`')?])
+}
+
 /// The key named by an "unknown field `key`" message.
 fn unknown_key(msg: &str) -> Option<&str> {
     let rest = &msg[msg.find("unknown field `")? + "unknown field `".len()..];
@@ -535,6 +552,12 @@ impl Experiment {
     }
 }
 
+/// The most threads, and groups, a run may ask for: far above any core
+/// count a run gains from, and low enough that their stacks and network
+/// copies cannot exhaust the address space before the memory estimate
+/// sees them.
+pub const MAX_THREADS: usize = 1024;
+
 /// Links shorter than this are never cut between the groups of a
 /// partitioned run: a window lasts the shortest cut link's delay, and
 /// windows much shorter than a packet's transmission would cost more in
@@ -557,12 +580,23 @@ fn build_copies(
     n: usize,
 ) -> Result<Vec<Network>> {
     std::thread::scope(|scope| {
-        let builders: Vec<_> = (0..n)
+        // A thread the system refuses (an address-space or process limit)
+        // is a clean error, not a panic.
+        let builders = (0..n)
             .map(|_| {
                 let params = params.clone();
-                scope.spawn(move || Network::build_sharing(topology, params, streams, routes))
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || {
+                        Network::build_sharing(topology, params, streams, routes)
+                    })
+                    .map_err(|e| {
+                        Error::config(
+                            "run.threads",
+                            format!("cannot start a thread for each of {n} groups: {e}"),
+                        )
+                    })
             })
-            .collect();
+            .collect::<Result<Vec<_>>>()?;
         builders
             .into_iter()
             .map(|b| {

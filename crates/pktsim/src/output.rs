@@ -32,7 +32,7 @@ use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Facts about the run that are not results: they go into `summary.json`
@@ -62,8 +62,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         path.extension().and_then(|e| e.to_str()).unwrap_or(""),
         std::process::id()
     ));
-    std::fs::write(&tmp, bytes).map_err(|e| io(format!("{}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(|e| io(format!("{}: {e}", path.display())))
+    // A failed write (a full disk) leaves neither a half file nor its
+    // temporary behind.
+    let written = std::fs::write(&tmp, bytes)
+        .map_err(|e| io(format!("{}: {e}", tmp.display())))
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).map_err(|e| io(format!("{}: {e}", path.display())))
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn parquet_bytes(batch: &RecordBatch, meta: &[(&str, String)]) -> Result<Vec<u8>> {
@@ -398,7 +407,37 @@ pub const RUN_FILES: &[&str] = &[
     "config.toml",
     "report.html",
     "reference.parquet",
+    "packets.pcapng",
 ];
+
+/// Refuse to write `out` when it is one of the files of the run in `dir`
+/// (a table, its config, its summary) other than `own`, the file the
+/// command writes by default: `pktsim pcap --out` and `reference --out`
+/// must not overwrite what they read or what the run wrote.
+pub fn check_not_a_run_file(dir: &Path, out: &Path, own: &str) -> Result<()> {
+    // By where they are, not how they are spelled: `res/./flows.parquet`
+    // and a symbolic link to the folder are the same file.
+    let place = |p: &Path| -> Option<PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some(parent.canonicalize().ok()?.join(p.file_name()?))
+    };
+    let (Some(out_at), Ok(dir_at)) = (place(out), dir.canonicalize()) else {
+        return Ok(());
+    };
+    match RUN_FILES
+        .iter()
+        .find(|&&name| name != own && out_at == dir_at.join(name))
+    {
+        Some(name) => Err(Error::File {
+            file: out.to_path_buf(),
+            msg: format!("is the run's own {name}; give --out another file"),
+        }),
+        None => Ok(()),
+    }
+}
 
 fn out_dir_err(dir: &Path, msg: impl Into<String>) -> Error {
     Error::OutDir {

@@ -23,10 +23,15 @@ use super::trace::NodeRef;
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
 use crate::net::fault::{loss_threshold, Detection, FaultPlan, FaultStep, LinkChange};
-use crate::net::topology::TopologySpec;
+use crate::net::topology::{no_node_named, TopologySpec};
 use crate::packet::{NodeId, PortId};
 use crate::time::{parse_duration, parse_rate, Duration, Time, MAX_DURATION};
 use serde::{Deserialize, Serialize};
+
+/// The most link changes the `[[event]]`s may expand to (a flap is two
+/// per period): a plan is expanded before the run, so its size is bounded
+/// before anything is allocated.
+pub const MAX_EVENT_STEPS: usize = 1_000_000;
 
 /// What an `[[event]]` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -228,15 +233,39 @@ impl EventConfig {
                         "must be above 0 and below the period",
                     ));
                 }
+                // Checked before a step is made: a huge count must be a
+                // clean refusal, not billions of steps allocated one by one.
+                if count == 0 {
+                    return Err(Error::config(
+                        field("count"),
+                        "must be at least 1 (a flap with count = 0 never goes down)",
+                    ));
+                }
+                let steps = 2 * count as usize;
+                if out.len() + steps > MAX_EVENT_STEPS {
+                    return Err(Error::config(
+                        field("count"),
+                        format!(
+                            "{count} flaps make {steps} link changes; the events may make at most \
+                             {MAX_EVENT_STEPS} in all"
+                        ),
+                    ));
+                }
+                let last_up = period
+                    .ps()
+                    .checked_mul(count as u64 - 1)
+                    .and_then(|d| d.checked_add(at.since(Time::ZERO).ps()))
+                    .and_then(|d| d.checked_add(down_for.ps()));
+                if last_up.is_none_or(|ps| Duration::from_ps(ps) > MAX_DURATION) {
+                    return Err(Error::config(
+                        field("count"),
+                        "the flaps run past the clock's end",
+                    ));
+                }
+                out.reserve(steps);
                 for k in 0..count as u64 {
-                    let down = at + Duration::from_ps(period.ps().saturating_mul(k));
+                    let down = at + Duration::from_ps(period.ps() * k);
                     let up = down + down_for;
-                    if up.since(Time::ZERO) > MAX_DURATION {
-                        return Err(Error::config(
-                            field("count"),
-                            "the flaps run past the clock's end",
-                        ));
-                    }
                     out.push(step(
                         down,
                         LinkChange::Down,
@@ -393,7 +422,7 @@ fn node(r: &NodeRef, topo: &TopologySpec, field: &str) -> Result<NodeId> {
             .iter()
             .position(|x| x == s)
             .map(|i| NodeId(i as u32))
-            .ok_or_else(|| Error::config(field, format!("no node is named {s:?}"))),
+            .ok_or_else(|| Error::config(field, no_node_named(s, &topo.names))),
     }
 }
 
@@ -543,6 +572,31 @@ mod tests {
                 (5500, Up)
             ]
         );
+    }
+
+    #[test]
+    fn a_flap_count_is_bounded_before_any_step_is_made() {
+        let flap = |count: u64, period: &str| {
+            plan_of(&format!(
+                "[[event]]\nat = \"1ms\"\naction = \"flap\"\nlink = [0, 4]\n\
+                 period = \"{period}\"\ncount = {count}\n"
+            ))
+        };
+        // u32::MAX flaps would be 8.6 billion steps: refused at once.
+        let e = flap(u32::MAX as u64, "1ns").unwrap_err().to_string();
+        assert!(
+            e.starts_with("event[0].count: 4294967295 flaps make 8589934590 link changes"),
+            "{e}"
+        );
+        // A count that fits the step bound but not the clock.
+        let e = flap(400_000, "1000s").unwrap_err().to_string();
+        assert!(e.contains("past the clock's end"), "{e}");
+        let e = flap(0, "1ms").unwrap_err().to_string();
+        assert!(e.starts_with("event[0].count: must be at least 1"), "{e}");
+        // The bound itself is allowed.
+        let most = (MAX_EVENT_STEPS / 2) as u64;
+        assert_eq!(flap(most, "1us").unwrap().steps.len(), MAX_EVENT_STEPS);
+        assert!(flap(most + 1, "1us").is_err());
     }
 
     #[test]

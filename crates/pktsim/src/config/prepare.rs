@@ -7,7 +7,8 @@
 
 use super::semantics::{self, Mismatch};
 use super::{
-    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MIN_CUT_DELAY, TCP_HOST_BUFFER,
+    sanity, Config, Experiment, DEFAULT_NO_PROGRESS_LIMIT, MAX_THREADS, MIN_CUT_DELAY,
+    TCP_HOST_BUFFER,
 };
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
@@ -65,6 +66,15 @@ impl Config {
             streams,
         };
         let workload = workload::generate(&self.workload, &env)?;
+        if workload.flows.is_empty() {
+            // A header-only flow list, a zero duration or zero load: a run
+            // of nothing that would look like a run.
+            return Err(Error::config(
+                "workload",
+                "makes no flows (an empty flow list, a zero duration or count?): \
+                 nothing would run",
+            ));
+        }
         if let Some(t) = &self.output.trace {
             t.check_flows(workload.flows.len())?;
         }
@@ -76,6 +86,19 @@ impl Config {
         check_time_range(&topo, &workload, &self.workload)?;
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
         self.check_size_buckets()?;
+        if let Some(limit) = stops.time_limit {
+            // Flows are sorted by start: those at or after the limit are
+            // the tail. They never start (summary.json: not_started).
+            let late = workload.flows.len() - workload.flows.partition_point(|f| f.start < limit);
+            if late > 0 {
+                warnings.push(format!(
+                    "workload: {late} of {} flows start at or after run.time_limit ({}): \
+                     they never start (summary.json counts them as not_started)",
+                    workload.flows.len(),
+                    limit.since(Time::ZERO)
+                ));
+            }
+        }
         if let (Some(plan), Some(limit)) = (&net_params.faults, stops.time_limit) {
             if let Some(late) = plan.steps.iter().find(|s| s.at > limit) {
                 warnings.push(format!(
@@ -133,6 +156,19 @@ impl Config {
         }
         if self.run.groups == Some(0) {
             return Err(Error::config("run.groups", "must be at least 1"));
+        }
+        // Each group is a copy of the network built on a thread of its own:
+        // bounded here, before any is spawned or allocated.
+        for (field, n) in [
+            ("run.threads", threads),
+            ("run.groups", self.network_copies() as usize),
+        ] {
+            if n > MAX_THREADS {
+                return Err(Error::config(
+                    field,
+                    format!("{n} is more than pktsim runs on (at most {MAX_THREADS})"),
+                ));
+            }
         }
         let why = if self.network_copies() < 2 {
             None
@@ -252,7 +288,12 @@ impl Config {
     /// The run's node names by index, hosts first (as its results number
     /// them), without building anything else.
     pub fn node_names(&self) -> Result<Vec<String>> {
-        Ok(self.build_topology()?.0.names)
+        Ok(self.topology_spec()?.names)
+    }
+
+    /// The topology this config builds: its nodes, hosts first, and links.
+    pub fn topology_spec(&self) -> Result<TopologySpec> {
+        Ok(self.build_topology()?.0)
     }
 
     /// Step 4: the parts must belong together unless the config says

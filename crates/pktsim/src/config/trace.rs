@@ -2,7 +2,7 @@
 //! against the topology and the flows ([`crate::net::trace`]).
 
 use crate::error::{Error, Result};
-use crate::net::topology::TopologySpec;
+use crate::net::topology::{no_node_named, TopologySpec};
 use crate::net::trace::TraceSpec;
 use crate::time::{parse_duration, Time};
 use serde::{Deserialize, Serialize};
@@ -132,6 +132,6 @@ fn resolve(r: &NodeRef, topo: &TopologySpec, n_nodes: u32, i: usize) -> Result<u
             .iter()
             .position(|x| x == name)
             .map(|p| p as u32)
-            .ok_or_else(|| Error::config(field(), format!("no node is named {name:?}"))),
+            .ok_or_else(|| Error::config(field(), no_node_named(name, &topo.names))),
     }
 }

@@ -196,6 +196,9 @@ pub struct Summary {
     pub finished: usize,
     /// Flows that did not.
     pub unfinished: usize,
+    /// Of those, flows whose start the run never reached (they start at or
+    /// after its end: a time limit before their start).
+    pub not_started: usize,
     /// Slowdown (FCT / ideal FCT) of finished flows.
     pub slowdown: Stats,
     /// FCT of finished flows, microseconds.
@@ -325,6 +328,11 @@ impl Summary {
             flows: run.flows.len(),
             finished: done.len(),
             unfinished: run.flows.len() - done.len(),
+            not_started: run
+                .flows
+                .iter()
+                .filter(|f| f.finish.is_none() && f.start >= run.sim_time)
+                .count(),
             slowdown: Stats::of(done.iter().filter_map(|f| f.slowdown()).collect()),
             fct_us: Stats::of(done.iter().filter_map(|f| fct_us(f)).collect()),
             normalized_fct: normalized_fct(&done),

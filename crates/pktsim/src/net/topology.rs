@@ -403,6 +403,92 @@ fn fat_tree_pods(k: u32, pods: Option<u32>) -> Result<u32> {
     Ok(pods)
 }
 
+/// `names` in short, for messages: a run of numbered names such as `h0`,
+/// `h1`, … `h31` as `h0..h31`; past a dozen runs, how many more there are.
+pub fn names_in_short(names: &[String]) -> String {
+    /// A name's text before its number, and the number (none, or one with
+    /// a leading zero, is a name of its own).
+    fn split(name: &str) -> (&str, Option<u64>) {
+        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, num) = name.split_at(name.len() - digits);
+        let n = (!num.is_empty() && (num == "0" || !num.starts_with('0')))
+            .then(|| num.parse().ok())
+            .flatten();
+        (prefix, n)
+    }
+    const MOST: usize = 12;
+    // Runs of names as [first, last] indices.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let (prefix, n) = split(name);
+        match runs.last_mut() {
+            Some(run)
+                if {
+                    let (last_prefix, last_n) = split(&names[run.1]);
+                    last_prefix == prefix && matches!((last_n, n), (Some(l), Some(n)) if l + 1 == n)
+                } =>
+            {
+                run.1 = i
+            }
+            _ => runs.push((i, i)),
+        }
+    }
+    let mut parts: Vec<String> = runs
+        .iter()
+        .take(MOST)
+        .map(|&(a, b)| match b - a {
+            0 => names[a].clone(),
+            1 => format!("{}, {}", names[a], names[b]),
+            _ => format!("{}..{}", names[a], names[b]),
+        })
+        .collect();
+    if runs.len() > MOST {
+        let shown = runs[MOST - 1].1 + 1;
+        parts.push(format!("and {} more", names.len() - shown));
+    }
+    parts.join(", ")
+}
+
+/// The message for a node name that is none of `names`, listing them.
+pub fn no_node_named(name: &str, names: &[String]) -> String {
+    format!(
+        "no node is named {name:?} (the nodes are {})",
+        names_in_short(names)
+    )
+}
+
+/// One rule for a node written as text (a flow list's column, `pktsim
+/// pcap --host`): a number is an index into `names`, other text a name; a
+/// number that is also the name of *another* node is refused as
+/// ambiguous rather than read either way. Indices run `0..n`; `what` is
+/// "host" or "node".
+pub fn node_by_text(
+    s: &str,
+    n: usize,
+    names: &[String],
+    what: &str,
+) -> std::result::Result<u32, String> {
+    let s = s.trim();
+    let named = names.iter().position(|n| n == s);
+    match (s.parse::<u32>(), named) {
+        (Ok(i), Some(p)) if p != i as usize => Err(format!(
+            "{s:?} is ambiguous: {what} {i} is named {:?}, and {what} {p} is named {s:?}; \
+             give another {what}'s name or rename it",
+            names.get(i as usize).map_or("(none)", String::as_str)
+        )),
+        (_, Some(p)) => Ok(p as u32),
+        (Ok(i), None) if (i as usize) < n => Ok(i),
+        (Ok(i), None) => Err(format!(
+            "{what} {i} does not exist ({what}s are 0..{})",
+            n.saturating_sub(1)
+        )),
+        (Err(_), None) => Err(format!(
+            "no {what} is named {s:?} (the {what}s are {})",
+            names_in_short(names)
+        )),
+    }
+}
+
 fn names(prefix: &str, n: u32) -> impl Iterator<Item = String> + '_ {
     (0..n).map(move |i| format!("{prefix}{i}"))
 }
@@ -622,6 +708,53 @@ pub(crate) fn topology_from_toml(src: &str) -> TopologySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_in_short_folds_numbered_runs_and_says_how_many_more() {
+        let t = leaf_spine(
+            2,
+            4,
+            4,
+            Rate::gbps(10),
+            Rate::gbps(40),
+            Duration::from_ns(200),
+        )
+        .expect("leaf-spine");
+        assert_eq!(
+            names_in_short(&t.names),
+            "h0..h15, leaf0..leaf3, spine0, spine1"
+        );
+        let odd: Vec<String> = ["a", "x1", "x2", "x02", "b10", "b11", "b12"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // "x02" has a leading zero: a name of its own, not x3.
+        assert_eq!(names_in_short(&odd), "a, x1, x2, x02, b10..b12");
+        let many: Vec<String> = (0..40).map(|i| format!("n{}", i * 2)).collect();
+        assert_eq!(
+            names_in_short(&many),
+            "n0, n2, n4, n6, n8, n10, n12, n14, n16, n18, n20, n22, and 28 more"
+        );
+        assert_eq!(
+            no_node_named("s0", &t.names),
+            "no node is named \"s0\" (the nodes are h0..h15, leaf0..leaf3, spine0, spine1)"
+        );
+    }
+
+    #[test]
+    fn a_node_by_text_is_an_index_or_a_name_and_never_both() {
+        let names: Vec<String> = ["h0", "h1", "sw"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(node_by_text("1", 3, &names, "node"), Ok(1));
+        assert_eq!(node_by_text(" sw ", 3, &names, "node"), Ok(2));
+        assert_eq!(
+            node_by_text("7", 3, &names, "node"),
+            Err("node 7 does not exist (nodes are 0..2)".to_string())
+        );
+        let named: Vec<String> = ["1", "0"].iter().map(|s| s.to_string()).collect();
+        assert!(node_by_text("0", 2, &named, "host")
+            .unwrap_err()
+            .contains("is ambiguous"));
+    }
 
     #[test]
     fn leaf_spine_counts() {

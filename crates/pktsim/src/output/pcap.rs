@@ -27,7 +27,6 @@ use crate::net::trace::{TraceEvent, TraceRow};
 use crate::packet::{flags, Header};
 use crate::transport::tcp::decode_sack;
 use crate::transport::tcp::handshake::{CTRL_SYN, CTRL_SYNACK};
-use std::io::Write;
 use std::path::Path;
 
 /// Where the capture is taken.
@@ -305,14 +304,9 @@ pub fn write_pcap(dir: &Path, capture: Capture, out: &Path) -> Result<u64> {
     let rows = super::read_packets(&packets)?;
     let tcp = cfg.transport.is_tcp_family();
     let (bytes, n) = pcapng(&rows, capture, tcp, cfg.network.mss as u64);
-    let mut f = std::fs::File::create(out).map_err(|e| Error::File {
-        file: out.to_path_buf(),
-        msg: e.to_string(),
-    })?;
-    f.write_all(&bytes).map_err(|e| Error::File {
-        file: out.to_path_buf(),
-        msg: e.to_string(),
-    })?;
+    // All or nothing: a full disk leaves the earlier capture, not half of
+    // this one.
+    super::write_atomic(out, &bytes)?;
     Ok(n)
 }
 

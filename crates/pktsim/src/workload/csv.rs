@@ -6,6 +6,7 @@
 
 use super::{Gen, RawFlow};
 use crate::error::{Error, Result};
+use crate::net::topology::node_by_text;
 use crate::packet::NodeId;
 use crate::time::{Time, MAX_DURATION, MAX_DURATION_DAYS};
 use std::path::{Path, PathBuf};
@@ -58,26 +59,12 @@ fn parse(g: &Gen, text: &str, path: &Path) -> Result<Vec<RawFlow>> {
             format!("column {} ({}): {msg}", col + 1, COLUMNS[col]),
         )
     };
+    // Hosts by index or name, one rule with the rest of pktsim
+    // (`node_by_text`: a number that is another host's name is ambiguous).
     let host = |s: &str, line: usize, col: usize| -> Result<NodeId> {
-        if let Ok(i) = s.parse::<u32>() {
-            if i < g.env.n_hosts {
-                return Ok(NodeId(i));
-            }
-            return Err(at(
-                line,
-                col,
-                format!(
-                    "host {i} does not exist (hosts are 0..{})",
-                    g.env.n_hosts - 1
-                ),
-            ));
-        }
-        g.env
-            .host_names
-            .iter()
-            .position(|n| n == s)
-            .map(|i| NodeId(i as u32))
-            .ok_or_else(|| at(line, col, format!("unknown host {s:?}")))
+        node_by_text(s, g.env.n_hosts as usize, g.env.host_names, "host")
+            .map(NodeId)
+            .map_err(|msg| at(line, col, msg))
     };
     let mut out = Vec::new();
     for (i, l) in lines {
@@ -147,6 +134,55 @@ mod tests {
     }
 
     #[test]
+    fn a_number_that_is_another_hosts_name_is_ambiguous() {
+        // Hosts named "1" and "0": "0" is index 0 but the name of host 1.
+        let names: Vec<String> = ["1", "0", "2"].iter().map(|s| s.to_string()).collect();
+        let e = env(3, &names);
+        let g = Gen { env: &e, index: 0 };
+        let p = Path::new("f.csv");
+        let got = parse(
+            &g,
+            "src,dst,size_bytes,start_ns
+0,2,100,0
+",
+            p,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            got.starts_with(
+                "f.csv:2: column 1 (src): \"0\" is ambiguous: host 0 is named \"1\", \
+                 and host 1 is named \"0\""
+            ),
+            "{got}"
+        );
+        // A number that names itself is no ambiguity.
+        let ok = parse(
+            &g,
+            "src,dst,size_bytes,start_ns
+2,1,100,0
+",
+            p,
+        );
+        assert!(
+            ok.is_err(),
+            "\"1\" names host 0, index 1 is \"0\": ambiguous too"
+        );
+        let names: Vec<String> = ["h0", "x", "2"].iter().map(|s| s.to_string()).collect();
+        let e = env(3, &names);
+        let g = Gen { env: &e, index: 0 };
+        let ok = parse(
+            &g,
+            "src,dst,size_bytes,start_ns
+2,x,100,0
+",
+            p,
+        )
+        .unwrap();
+        assert_eq!((ok[0].0, ok[0].1), (NodeId(2), NodeId(1)));
+    }
+
+    #[test]
     fn a_bad_value_names_its_line_and_column() {
         let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         let e = env(3, &names);
@@ -165,7 +201,10 @@ mod tests {
                 "f.csv:3: column 3 (size_bytes): must be at least 1",
             ),
             ("a,9,1,0", "f.csv:3: column 2 (dst): host 9 does not exist"),
-            ("q,b,1,0", "f.csv:3: column 1 (src): unknown host"),
+            (
+                "q,b,1,0",
+                "f.csv:3: column 1 (src): no host is named \"q\" (the hosts are a, b, c)",
+            ),
             ("b,b,1,0", "f.csv:3: column 2 (dst): the same host"),
         ] {
             let got = parse(&g, &format!("{head}{row}\n"), p)
