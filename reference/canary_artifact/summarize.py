@@ -21,7 +21,15 @@ def ratio(a, b):
 
 
 def main(root: Path) -> None:
-    for variant, title in (("", "artifact TCP (10 ms initial/min/SYN RTO)"), ("_rto1s", "1 s")):
+    variants = (
+        ("", "artifact TCP (10 ms initial/min/SYN RTO), load relative to host links"),
+        ("_rto1s", "initial and SYN RTO 1 s (min 10 ms), load relative to host links"),
+        ("_fab", "artifact TCP, load relative to the fabric (100 ms of arrivals)"),
+        ("_rto1s_fab", "initial and SYN RTO 1 s, load relative to the fabric"),
+    )
+    for variant, title in variants:
+        if not any((root / f"{s}{variant}_{ld}").exists() for s in SCHEMES for ld in (55, 95)):
+            continue
         print(f"\n### {title}\n")
         print(
             "| config | mean QCT ms pktsim / artifact (Δ) | p99 QCT ms pktsim / artifact (Δ) "
