@@ -269,3 +269,39 @@ fn flows_after_the_time_limit_are_warned_and_counted() {
     assert_eq!(summary["not_started"], 2, "{summary}");
     assert_eq!(summary["unfinished"], 2);
 }
+
+#[test]
+fn datacenter_timers_on_a_wan_are_warned() {
+    let wan = r#"seed = 1
+[topology]
+kind = "dumbbell"
+senders = 2
+host_rate = "10Gbps"
+host_delay = "1us"
+bottleneck_rate = "10Gbps"
+bottleneck_delay = "10ms"
+[network]
+switch_queue = { kind = "drop_tail" }
+[transport]
+protocol = "cubic"
+[[workload]]
+kind = "static"
+pairs = [[0, 2]]
+size = 100000
+"#;
+    let out = pktsim(&["validate", "exp.toml"], case(wan).path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "warning: transport.initial_rto (1ms) is below a base RTT of this topology (20004us)"
+        ),
+        "{err}"
+    );
+    let timed = wan.replace(
+        "protocol = \"cubic\"",
+        "protocol = \"cubic\"\ninitial_rto = \"1s\"",
+    );
+    let out = pktsim(&["validate", "exp.toml"], case(&timed).path());
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{out:?}");
+}

@@ -8,7 +8,9 @@
 //! leaf-spine costs one search per leaf, not one per host.
 
 use crate::net::topology::TopologySpec;
-use std::collections::VecDeque;
+use crate::time::Duration;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The topology as adjacency lists, with each host's access switch.
 struct Graph {
@@ -135,6 +137,50 @@ pub fn host_path_bound(topo: &TopologySpec) -> Option<usize> {
         .map(|e| 2 * e)
 }
 
+/// A base round-trip time some pair of hosts of `topo` really has (twice
+/// the propagation delay of the pair's lowest-delay path), found by two
+/// sweeps: the host farthest in delay from host 0, then the host farthest
+/// from that one. On trees and the symmetric fabrics pktsim builds this is
+/// the longest base RTT; elsewhere it is a lower bound of it, so a warning
+/// that compares a timer with it never fires without cause. `None`
+/// without two connected hosts.
+pub fn long_base_rtt(topo: &TopologySpec) -> Option<Duration> {
+    let hosts = topo.n_hosts as usize;
+    if hosts < 2 {
+        return None;
+    }
+    let mut adj: Vec<Vec<(usize, u64)>> = vec![Vec::new(); topo.n_nodes()];
+    for l in &topo.links {
+        adj[l.a.idx()].push((l.b.idx(), l.delay.ps()));
+        adj[l.b.idx()].push((l.a.idx(), l.delay.ps()));
+    }
+    // Dijkstra by delay from `src`: the farthest other host and its delay.
+    let farthest = |src: usize| -> Option<(usize, u64)> {
+        let mut dist = vec![u64::MAX; adj.len()];
+        let mut heap = BinaryHeap::from([Reverse((0u64, src))]);
+        dist[src] = 0;
+        while let Some(Reverse((d, u))) = heap.pop() {
+            if d > dist[u] {
+                continue;
+            }
+            for &(v, w) in &adj[u] {
+                let nd = d.saturating_add(w);
+                if nd < dist[v] {
+                    dist[v] = nd;
+                    heap.push(Reverse((nd, v)));
+                }
+            }
+        }
+        (0..hosts)
+            .filter(|&h| h != src && dist[h] != u64::MAX)
+            .map(|h| (h, dist[h]))
+            .max_by_key(|&(h, d)| (d, std::cmp::Reverse(h)))
+    };
+    let (far, _) = farthest(0)?;
+    let (_, one_way) = farthest(far)?;
+    Some(Duration::from_ps(one_way.saturating_mul(2)))
+}
+
 /// The most links on a shortest path between two hosts of `topo`, with
 /// such a pair: `(links, host, host)`; `None` without two connected hosts.
 pub fn longest_host_path(topo: &TopologySpec) -> Option<(usize, usize, usize)> {
@@ -159,6 +205,28 @@ pub fn has_equal_cost_paths(topo: &TopologySpec) -> bool {
 mod tests {
     use super::*;
     use crate::net::topology::topology_from_toml;
+
+    #[test]
+    fn a_long_base_rtt_is_twice_the_farthest_pairs_delay() {
+        // Two hosts 1 ms and 18 ms from a switch that is 10 ms from a third.
+        let t = topology_from_toml(
+            r#"kind = "explicit"
+hosts = ["a", "b", "r"]
+switches = ["sw"]
+links = [
+  { a = "a", b = "sw", rate = "10Gbps", delay = "1ms" },
+  { a = "b", b = "sw", rate = "10Gbps", delay = "18ms" },
+  { a = "sw", b = "r", rate = "10Gbps", delay = "10ms" },
+]"#,
+        );
+        // b to r: 28 ms one way, the farthest pair.
+        assert_eq!(long_base_rtt(&t), Some(Duration::from_ms(56)));
+        let ls = topology_from_toml(
+            "kind = \"leaf_spine\"\nspines = 2\nleaves = 2\nhosts_per_leaf = 2\n\
+             host_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"\nlink_delay = \"1us\"\n",
+        );
+        assert_eq!(long_base_rtt(&ls), Some(Duration::from_us(8)));
+    }
 
     #[test]
     fn the_longest_host_path_of_common_shapes() {

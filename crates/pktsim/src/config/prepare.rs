@@ -86,6 +86,7 @@ impl Config {
         check_time_range(&topo, &workload, &self.workload)?;
         let mut warnings = self.estimate_as_generated(&topo, &workload, &stops, &limits)?;
         self.check_size_buckets()?;
+        warnings.extend(self.initial_rto_below_rtt(&topo)?);
         if let Some(limit) = stops.time_limit {
             // Flows are sorted by start: those at or after the limit are
             // the tail. They never start (summary.json: not_started).
@@ -140,6 +141,28 @@ impl Config {
                 cancel: None,
             },
         })
+    }
+
+    /// A warning when a TCP-family run's initial RTO is below a base RTT
+    /// of its topology: every first window (and SYN) would time out before
+    /// its ACK could return. The defaults are a datacenter's (1 ms), so a
+    /// WAN topology that keeps them gets this warning rather than silently
+    /// spurious timeouts (the README's "Timers on a WAN").
+    fn initial_rto_below_rtt(&self, topo: &TopologySpec) -> Result<Option<String>> {
+        let Some(tcp) = self.transport.tcp()? else {
+            return Ok(None);
+        };
+        let Some(rtt) = super::paths::long_base_rtt(topo) else {
+            return Ok(None);
+        };
+        Ok((tcp.initial_rto < rtt).then(|| {
+            format!(
+                "transport.initial_rto ({}) is below a base RTT of this topology ({rtt}): \
+                 first windows time out before their ACKs can return; set initial_rto above \
+                 it (RFC 6298: 1s, with min_rto 200ms on a WAN)",
+                tcp.initial_rto
+            )
+        }))
     }
 
     /// The run's threads and groups (`[run] threads` and `[run] groups`,
