@@ -15,6 +15,13 @@
 //!   rate ← w · max + (1 − w) · rate;
 //! - rate clamped to [one credit per RTT, max].
 //!
+//! As in `xpass.cc`, the receiver has no RTT estimate until the first data
+//! packet echoes a credit (the first sample is taken as it is, the EWMA
+//! runs from the second), and a period in which no data echoed a credit
+//! stays open (`if (credit_total_ == 0) return;`): no decision, no clamp,
+//! the period's start kept. So the first decision comes with the first
+//! echo, one sample long (usually raising the rate from α · max).
+//!
 //! Credits are spaced by their size at the current rate times (1 + U[−j, j])
 //! (jitter j = 0.1), which breaks the phase-locking of many synchronous
 //! credit streams.
@@ -137,7 +144,8 @@ pub struct CreditLoop {
     /// Largest credit rate in bit/s.
     pub max_rate: f64,
     w: f64,
-    /// RTT estimate (EWMA of data arrival − echoed credit time).
+    /// RTT estimate (EWMA of data arrival − echoed credit time); zero until
+    /// the first data packet echoes a credit.
     pub rtt: Duration,
     period_start: Time,
     /// Sequence number of the last credit sent.
@@ -152,15 +160,12 @@ pub struct CreditLoop {
 
 impl CreditLoop {
     /// Start (or restart) sending credits at `now`.
-    pub fn start(&mut self, p: &XpassParams, max_rate: f64, rtt: Duration, now: Time) {
+    pub fn start(&mut self, p: &XpassParams, max_rate: f64, now: Time) {
         self.on = true;
         self.max_rate = max_rate;
         if self.rate == 0.0 {
             self.rate = p.alpha * max_rate;
             self.w = p.w_init;
-        }
-        if self.rtt == Duration::ZERO {
-            self.rtt = rtt;
         }
         self.period_start = now;
         self.dropped = 0;
@@ -189,32 +194,40 @@ impl CreditLoop {
             self.received += 1;
             self.last_echo = seq;
         }
-        // EWMA 0.8/0.2, as `xpass.cc`.
-        self.rtt = Duration((self.rtt.ps() * 4 + sample.ps()) / 5);
+        // EWMA 0.8/0.2 from the first sample on, as `xpass.cc`'s `update_rtt`.
+        self.rtt = if self.rtt == Duration::ZERO {
+            sample
+        } else {
+            Duration((self.rtt.ps() * 4 + sample.ps()) / 5)
+        };
     }
 
-    /// Run the feedback controller if a period (one RTT) has passed.
+    /// Run the feedback controller if a period (one RTT) has passed and a
+    /// data packet echoed a credit in it (`xpass.cc`'s
+    /// `credit_feedback_control`: without an RTT sample, or without an echo,
+    /// the period stays open).
     pub fn feedback(&mut self, p: &XpassParams, credit_bits: f64, now: Time) {
         let period = now - self.period_start;
-        if period < self.rtt || period == Duration::ZERO {
+        if self.rtt == Duration::ZERO || period < self.rtt || period == Duration::ZERO {
             return;
         }
         let total = self.dropped + self.received;
-        if total > 0 {
-            let loss = self.dropped as f64 / total as f64;
-            let target = (1.0 - self.rate / self.max_rate) * p.target_loss;
-            if loss > target {
-                let got = credit_bits * self.received as f64 / period.as_secs_f64();
-                self.rate = self.rate.min(got * (1.0 + target));
-                self.w = (self.w / 2.0).max(p.w_min);
-                self.increasing = false;
-            } else {
-                if self.increasing {
-                    self.w = (self.w + 0.05).min(p.w_max);
-                }
-                self.rate = self.w * self.max_rate + (1.0 - self.w) * self.rate;
-                self.increasing = true;
+        if total == 0 {
+            return;
+        }
+        let loss = self.dropped as f64 / total as f64;
+        let target = (1.0 - self.rate / self.max_rate) * p.target_loss;
+        if loss > target {
+            let got = credit_bits * self.received as f64 / period.as_secs_f64();
+            self.rate = self.rate.min(got * (1.0 + target));
+            self.w = (self.w / 2.0).max(p.w_min);
+            self.increasing = false;
+        } else {
+            if self.increasing {
+                self.w = (self.w + 0.05).min(p.w_max);
             }
+            self.rate = self.w * self.max_rate + (1.0 - self.w) * self.rate;
+            self.increasing = true;
         }
         let floor = credit_bits / self.rtt.as_secs_f64().max(1e-9);
         self.rate = self.rate.clamp(floor.min(self.max_rate), self.max_rate);
@@ -333,12 +346,11 @@ impl XpassParams {
     fn start_credits(&self, p: &CreditProtocol, h: &mut CreditHost, ctx: &mut Ctx, f: FlowId) {
         let dst = ctx.flow(f).dst;
         let max = p.max_credit_rate(ctx, dst);
-        let rtt = p.base_rtt[f.idx()].max(Duration::from_us(1));
         let r = &mut h.recv[p.slots.recv(f)];
         if r.done {
             return;
         }
-        r.credits.start(self, max, rtt, ctx.now());
+        r.credits.start(self, max, ctx.now());
         if r.credits.timer_at.is_none() {
             self.send_credit(p, h, ctx, f);
         }
@@ -359,7 +371,7 @@ mod tests {
         let p = params();
         let mut c = CreditLoop::default();
         let max = 518e6;
-        c.start(&p, max, Duration::from_ms(1), Time::ZERO);
+        c.start(&p, max, Time::ZERO);
         assert_eq!(c.rate, 0.5 * max);
         // 100 credits echoed, 100 lost, over 1 ms.
         for i in 0..100 {
@@ -376,7 +388,7 @@ mod tests {
         let p = params();
         let mut c = CreditLoop::default();
         let max = 518e6;
-        c.start(&p, max, Duration::from_ms(1), Time::ZERO);
+        c.start(&p, max, Time::ZERO);
         let mut t = Time::ZERO;
         for k in 0..20u32 {
             for i in 0..10 {
@@ -386,5 +398,48 @@ mod tests {
             c.feedback(&p, 672.0, t);
         }
         assert!(c.rate > 0.999 * max && c.rate <= max, "{}", c.rate);
+    }
+
+    /// `xpass.cc`: no RTT until the first echo, and a period without an
+    /// echo stays open, so the first decision comes with the first echo
+    /// (one sample, no loss: the rate rises from α · max), and a later
+    /// period that saw no echo is judged with the echo that ends it.
+    #[test]
+    fn a_period_without_echo_stays_open_until_the_first_echo() {
+        let p = params();
+        let mut c = CreditLoop::default();
+        let max = 518e6;
+        let ms = |x: f64| Time::ZERO + Duration::from_us((x * 1e3) as u64);
+        // The first echo comes 1.8 ms after the start.
+        c.start(&p, max, Time::ZERO);
+        for t in [0.5, 1.0, 1.5, 1.7] {
+            c.feedback(&p, 672.0, ms(t));
+            assert_eq!(c.rate, 0.5 * max, "no decision before an echo (t = {t} ms)");
+        }
+        c.on_echo(1, Duration::from_us(1800));
+        assert_eq!(
+            c.rtt,
+            Duration::from_us(1800),
+            "the first sample is the RTT"
+        );
+        c.feedback(&p, 672.0, ms(1.81));
+        assert!(
+            (c.rate - 0.75 * max).abs() < 1.0,
+            "first echo raises: {}",
+            c.rate
+        );
+        // Then no echo for 5 ms (credits 2..=38 lost): the period stays
+        // open, the rate is kept; the next echoes end it with 37/40 lost.
+        for t in [3.0, 4.0, 5.0, 6.0] {
+            c.feedback(&p, 672.0, ms(t));
+            assert!((c.rate - 0.75 * max).abs() < 1.0, "{}", c.rate);
+        }
+        for seq in 39..=41 {
+            c.on_echo(seq, Duration::from_us(1800));
+        }
+        c.feedback(&p, 672.0, ms(6.81));
+        let got = 672.0 * 3.0 / 5e-3;
+        let target = 0.25 * 0.125;
+        assert!((c.rate - got * (1.0 + target)).abs() < 1.0, "{}", c.rate);
     }
 }
