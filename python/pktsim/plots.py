@@ -60,6 +60,10 @@ LABELS: dict[str, str] = {
     "fct_us.p99": "99th-percentile FCT (µs)",
     "short_flows.slowdown.mean": "mean slowdown of short flows",
     "long_flows.slowdown.mean": "mean slowdown of long flows",
+    "queries.qct_us.mean": "mean QCT (µs)",
+    "queries.qct_us.p99": "99th-percentile QCT (µs)",
+    "throughput.goodput_gbps": "goodput (Gbit/s)",
+    "drops.data.buffer_full": "data packets dropped at full buffers",
     "drops_total": "packets dropped",
     "normalized_fct": "normalised FCT",
     "load": "offered load",
@@ -70,6 +74,17 @@ def label_of(key: str) -> str:
     """A readable axis label for a column or summary key (``slowdown.p99``
     becomes ``99th-percentile slowdown``); unknown keys lose their dots."""
     return LABELS.get(key, key.replace("_", " ").replace(".", " "))
+
+
+def claim_label(metric: str, ratio: bool) -> str:
+    """The label of a published claim's metric: a ratio of two configs has
+    no unit, so it drops the label's and says it is a ratio."""
+    label = label_of(metric)
+    if not ratio:
+        return label
+    if label.endswith(")") and " (" in label:
+        label = label[: label.rindex(" (")]
+    return f"{label}, ratio"
 
 
 def _figure(width: float = SIZE[0], height: float = SIZE[1]) -> tuple[Figure, Any]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .plots import label_of
+from .plots import claim_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -196,8 +196,9 @@ SCALE_FILE = "reproduce.json"
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim's verdict: ``kind`` (holds, fails, partly, or trend when the
-    runs are below the claims' scale; the CSS class), the word shown, and
+    """A claim's verdict: ``kind`` (holds, fails, partly, trend when the
+    runs are below the claims' scale, or reference when the paper's own
+    simulator misses the claim too; the CSS class), the word shown, and
     why, in numbers."""
 
     kind: str
@@ -216,9 +217,19 @@ def verdict(
     same side of 1 as the published one gets ``partly``: the direction (who
     beats whom) holds, the size does not. When the runs were scaled down
     below what the claims need, a measured claim is ``trend only`` (grey):
-    the numbers say which way it leans, not whether it holds."""
+    the numbers say which way it leans, not whether it holds.
+
+    A claim may carry what the paper's own simulator gives on the same
+    flows (``reference = { value, simulator, evidence }``, measured by the
+    tools in ``reference/``). A claim pktsim misses and the reference
+    misses too is graded ``not reproduced by the paper's simulator``
+    (kind ``reference``): a finding about the claim, not a failure of
+    pktsim; the why gives both figures and where the evidence is."""
     pub = claim.get("value")
-    below = bool(scale and scale.get("scale", 1) > scale.get("needs_scale", 1))
+    below = bool(
+        scale and scale.get("scale", 1) > scale.get("needs_scale", 1)
+        and _ran_scaled(claim, scale)
+    )
     caveat = ""
     if below and scale:
         caveat = (f"; at scale {scale['scale']:g}, the claim needs scale "
@@ -229,7 +240,31 @@ def verdict(
     v = _full_scale_verdict(claim, m, pub)
     if below:
         return Verdict("trend", "trend only", f"leans {v.word}: {v.why}{caveat}")
+    ref = claim.get("reference")
+    if v.kind in ("fails", "partly") and isinstance(ref, Mapping) and "value" in ref:
+        r = _full_scale_verdict(claim, float(ref["value"]), pub)
+        if r.kind in ("fails", "partly"):
+            return Verdict(
+                "reference", "not reproduced by the paper's simulator",
+                f"pktsim: {v.why}; {ref.get('simulator', 'the paper’s own simulator')} on "
+                f"the same flows: {_fmt(float(ref['value']))} ({r.word}); "
+                f"{ref.get('evidence', '')}".rstrip("; "),
+            )
     return v
+
+
+def _ran_scaled(claim: Mapping[str, Any], scale: Mapping[str, Any]) -> bool:
+    """Whether a config of ``claim`` ran smaller than shipped. A config
+    whose flows no scale changes (a flow list) ran at its full size, so its
+    claims are graded for real; one the scale file does not list is taken
+    as scaled."""
+    flows = scale.get("flows")
+    stems = [Path(str(n)).stem for n in (claim.get("config"), claim.get("relative_to")) if n]
+    if not isinstance(flows, Mapping) or not stems:
+        return True
+    return any(
+        s not in flows or flows[s].get("full") != flows[s].get("run") for s in stems
+    )
 
 
 def _full_scale_verdict(claim: Mapping[str, Any], m: float, pub: Any) -> Verdict:
@@ -272,7 +307,8 @@ def verdicts(
 def verdict_line(vs: Sequence[Verdict]) -> str:
     """One line of verdict counts: ``"verdicts: 2 holds, 1 fails, 3 trend
     only"`` (kinds in a fixed order, only those present)."""
-    order = ["holds", "partly", "fails", "not measured", "trend only"]
+    order = ["holds", "partly", "fails", "not reproduced by the paper's simulator",
+             "not measured", "trend only"]
     counts = {w: sum(1 for v in vs if v.word == w) for w in order}
     parts = [f"{n} {w}" for w, n in counts.items() if n]
     return "verdicts: " + (", ".join(parts) if parts else "no claims")
@@ -585,6 +621,7 @@ img{max-width:100%;height:auto}
 .verdict-fails{color:#a00;font-weight:bold}
 .verdict-partly{color:#a60;font-weight:bold}
 .verdict-trend{color:#777;font-weight:bold}
+.verdict-reference{color:#36a;font-weight:bold}
 .unfinished{background:#fdecea;border-left:4px solid #c00;padding:0.6em 1em}
 table.claims td:nth-child(2),table.claims td:nth-child(n+5){text-align:left}
 .scale{background:#fff6e0;border-left:4px solid #e0a000;padding:0.6em 1em}
@@ -680,7 +717,8 @@ def report(
             bound = {"max": "≤ ", "min": "≥ "}.get(kind, "")
             v = verdict(c, m, scale_info)
             rows.append(
-                [what, label_of(str(c.get("metric"))), f"{bound}{_fmt(c.get('value'))}", m,
+                [what, claim_label(str(c.get("metric")), bool(c.get("relative_to"))),
+                 f"{bound}{_fmt(c.get('value'))}", m,
                  _Html(f"<span class='verdict-{v.kind}'>{html.escape(v.word)}</span>"),
                  v.why, c.get("source", ""), c.get("note", "")]
             )

@@ -121,6 +121,15 @@ def test_reproduce_scales_down_and_shows_published_numbers(tmp_path: Path) -> No
     _check_images(out / "plots")
 
 
+def test_claim_labels_have_units_only_when_not_ratios() -> None:
+    from pktsim.plots import claim_label
+
+    assert claim_label("queries.qct_us.mean", False) == "mean QCT (µs)"
+    assert claim_label("fct_us.mean", True) == "mean FCT, ratio"
+    assert claim_label("queries.qct_us.p99", True) == "99th-percentile QCT, ratio"
+    assert claim_label("slowdown.mean", True) == "mean slowdown, ratio"
+
+
 def test_verdicts() -> None:
     from pktsim.report import verdict
 
@@ -135,9 +144,28 @@ def test_verdicts() -> None:
     assert verdict({"value": 2.0, "tolerance": 0.5}, 2.9).kind == "holds"
     assert verdict({"value": 2.0}, 2.9).kind == "fails"
     assert verdict(ratio, None).word == "not measured"
+    # The paper's own simulator misses it too: a finding, not a failure.
+    ref = {**ratio, "reference": {"value": 1.2, "simulator": "ns2-xpass",
+                                  "evidence": "experiments/x/README.md"}}
+    both = verdict(ref, 0.9)
+    assert (both.kind, both.word) == ("reference", "not reproduced by the paper's simulator")
+    assert "ns2-xpass on the same flows: 1.2 (partly)" in both.why, both.why
+    assert "experiments/x/README.md" in both.why
+    # The reference reproduces it: pktsim's miss stays a miss.
+    ok_ref = {**ratio, "reference": {"value": 3.7, "simulator": "ns2-xpass"}}
+    assert verdict(ok_ref, 0.9).kind == "fails"
+    assert verdict(ref, 3.7).kind == "holds"
     scaled = verdict(bound, 1.02, {"scale": 100, "needs_scale": 1})
     assert (scaled.kind, scaled.word) == ("trend", "trend only")
     assert "leans holds" in scaled.why
+    # A flow list ran at its full size whatever the scale: graded for real.
+    listed = {"scale": 10, "needs_scale": 1,
+              "flows": {"x": {"full": None, "run": None}, "y": {"full": 40, "run": 40}}}
+    assert verdict({**bound, "config": "y.toml", "relative_to": "x.toml"}, 1.02,
+                   listed).kind == "holds"
+    listed["flows"]["y"] = {"full": 400, "run": 40}
+    assert verdict({**bound, "config": "y.toml", "relative_to": "x.toml"}, 1.02,
+                   listed).kind == "trend"
     assert "at scale 100" in scaled.why and "needs scale 1" in scaled.why
     # At the claims' scale the verdict is a test again.
     assert verdict(bound, 1.02, {"scale": 1, "needs_scale": 1}).kind == "holds"
