@@ -33,7 +33,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from canary_artifact import to_db  # noqa: E402
 
-PKTSIM = Path(os.environ.get("PKTSIM", "/work/main/target/release/pktsim"))
+# The repository's release build by default, wherever the checkout is.
+PKTSIM = Path(
+    os.environ.get("PKTSIM", Path(__file__).resolve().parents[2] / "target/release/pktsim")
+)
 REF = Path(os.environ.get("CANARY_REF", "/work/ref/omnet"))
 BASE_CONFIGS = {
     "ecmp": "DCTCP_ECMP",
