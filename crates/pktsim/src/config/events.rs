@@ -23,7 +23,7 @@ use super::trace::NodeRef;
 use crate::engine::RngStreams;
 use crate::error::{Error, Result};
 use crate::net::fault::{loss_threshold, Detection, FaultPlan, FaultStep, LinkChange};
-use crate::net::topology::{no_node_named, TopologySpec};
+use crate::net::topology::{no_node_named, TopologySpec, MAX_LINK_DELAY};
 use crate::packet::{NodeId, PortId};
 use crate::time::{parse_duration, parse_rate, Duration, Time, MAX_DURATION};
 use serde::{Deserialize, Serialize};
@@ -201,6 +201,13 @@ impl EventConfig {
             EventAction::Delay => {
                 let s = self.needs(&self.delay, i, "delay", "a time such as \"5us\"")?;
                 let d = time(s, &field("delay"))?.since(Time::ZERO);
+                // The same bound as a link's delay in [topology].
+                if d > MAX_LINK_DELAY {
+                    return Err(Error::config(
+                        field("delay"),
+                        format!("{s:?} is longer than the 10 s pktsim accepts for one link"),
+                    ));
+                }
                 out.push(step(at, LinkChange::Delay(d), format!("delay {s} on {on}")));
             }
             EventAction::Loss => {
@@ -331,6 +338,12 @@ impl EventConfig {
             });
         }
         if let Some(links) = &self.links {
+            if links.is_empty() {
+                return Err(Error::config(
+                    format!("event[{i}].links"),
+                    "is empty: the event would change nothing; name at least one link",
+                ));
+            }
             let mut ports = Vec::new();
             for (j, [a, b]) in links.iter().enumerate() {
                 let f = format!("links[{j}]");
@@ -611,6 +624,8 @@ mod tests {
             ("at = \"1ms\"\naction = \"down\"\none_way = true\nlink = [0, 4]", "event[0].one_way"),
             ("at = \"soon\"\naction = \"down\"\nlink = [0, 4]", "event[0].at"),
             ("at = \"1ms\"\naction = \"flap\"\nperiod = \"1ms\"\ncount = 2\ndown_for = \"1ms\"\nlink = [0, 4]", "event[0].down_for"),
+            ("at = \"1ms\"\naction = \"down\"\nlinks = []", "event[0].links: is empty"),
+            ("at = \"1ms\"\naction = \"delay\"\ndelay = \"100s\"\nlink = [0, 4]", "event[0].delay: \"100s\" is longer than the 10 s"),
         ];
         for (body, want) in cases {
             let e = plan_of(&format!("[[event]]\n{body}\n"))
