@@ -471,10 +471,12 @@ pub fn node_by_text(
     let s = s.trim();
     let named = names.iter().position(|n| n == s);
     match (s.parse::<u32>(), named) {
-        (Ok(i), Some(p)) if p != i as usize => Err(format!(
+        // Ambiguous only where the index exists too: "7" on two hosts can
+        // only be a name.
+        (Ok(i), Some(p)) if p != i as usize && (i as usize) < n => Err(format!(
             "{s:?} is ambiguous: {what} {i} is named {:?}, and {what} {p} is named {s:?}; \
              give another {what}'s name or rename it",
-            names.get(i as usize).map_or("(none)", String::as_str)
+            names.get(i as usize).map_or("(unnamed)", String::as_str)
         )),
         (_, Some(p)) => Ok(p as u32),
         (Ok(i), None) if (i as usize) < n => Ok(i),
@@ -754,6 +756,9 @@ mod tests {
         assert!(node_by_text("0", 2, &named, "host")
             .unwrap_err()
             .contains("is ambiguous"));
+        // No index 7 among two hosts: "7" can only be the name.
+        let seven: Vec<String> = ["7", "x"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(node_by_text("7", 2, &seven, "host"), Ok(0));
     }
 
     #[test]
