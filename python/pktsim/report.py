@@ -341,7 +341,8 @@ def _scale_html(info: Mapping[str, Any]) -> str:
             f"divided by {scale:g}" + (f" ({html.escape(examples)})" if examples else "")
             + f". The published claims need scale {needs:g} (the configs as shipped). ")
     if scale > needs:
-        text += (f"At this scale a verdict shows the trend only: run "
+        text += (f"At this scale a claim on a scaled config shows the trend only (flow lists "
+                 f"no scale changes ran at full size and are graded): run "
                  f"<code>pktsim reproduce {html.escape(str(info.get('name', 'NAME')))} "
                  f"--scale {needs:g}</code> to test the claims.")
     else:
@@ -728,7 +729,9 @@ def report(
             "direction of a ratio holds, its size does not); a claim without a bound "
             f"matches within its <code>tolerance</code> (default ±{DEFAULT_TOLERANCE:.0%}). "
             "Below the claims' scale a verdict is <b>trend only</b>: which way the numbers "
-            "lean, not a test.</p>",
+            "lean, not a test. <b>Not reproduced by the paper's simulator</b>: pktsim misses "
+            "the claim and so does the paper's own simulator on the same flows "
+            "(<code>reference/</code>): a finding about the claim, with its evidence.</p>",
             _table(
                 ["claim (config)", "metric", "published", "measured", "verdict", "why",
                  "source", "note"],
