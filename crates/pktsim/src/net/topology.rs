@@ -451,8 +451,13 @@ pub fn names_in_short(names: &[String]) -> String {
 
 /// The message for a node name that is none of `names`, listing them.
 pub fn no_node_named(name: &str, names: &[String]) -> String {
+    no_such_name("node", name, names)
+}
+
+/// "no `what` is named `name` (the `what`s are …)", listing `names`.
+fn no_such_name(what: &str, name: &str, names: &[String]) -> String {
     format!(
-        "no node is named {name:?} (the nodes are {})",
+        "no {what} is named {name:?} (the {what}s are {})",
         names_in_short(names)
     )
 }
@@ -484,10 +489,7 @@ pub fn node_by_text(
             "{what} {i} does not exist ({what}s are 0..{})",
             n.saturating_sub(1)
         )),
-        (Err(_), None) => Err(format!(
-            "no {what} is named {s:?} (the {what}s are {})",
-            names_in_short(names)
-        )),
+        (Err(_), None) => Err(no_such_name(what, s, names)),
     }
 }
 
